@@ -1,0 +1,1 @@
+"""kgctl.ontology"""

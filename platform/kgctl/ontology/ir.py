@@ -1,0 +1,199 @@
+"""The intermediate model (IR) of one or more T-Boxes plus their profiles.
+
+Everything downstream (tool compiler, plan, prompts, evaluation queries, retrieval) reads only
+this model. It is frozen, holds induced facts (inherited domains, merged cardinalities, units of
+each quantity kind) and serialises to byte-identical JSON for the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(Frozen):
+    """Where a rule comes from: an OWL axiom in a T-Box file or a line of a profile."""
+
+    kind: Literal["owl", "profile"]
+    file: str  # file name only, never an absolute path (keeps the IR reproducible)
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+class ClassInfo(Frozen):
+    iri: str
+    name: str  # local name, e.g. "HeatChill"
+    label: str  # rdfs:label or the local name
+    comment: str = ""  # rdfs:comment: soft constraints, shown to agents, never enforced
+    parents: tuple[str, ...] = ()  # direct named super-classes
+    ancestors: tuple[str, ...] = ()  # all named super-classes, nearest first (induced)
+    disjoint_with: tuple[str, ...] = ()
+    abstract: bool = False  # profile: only sub-classes may be instantiated
+    # profile: "occurrence" = every creation mints a fresh node; "label" = reused within a paper
+    # by normalised label (vessels, suppliers, devices, environments ...)
+    identity: Literal["occurrence", "label"] = "occurrence"
+    ontology: str = ""  # file it was declared in
+
+
+class PropertyInfo(Frozen):
+    iri: str
+    name: str
+    label: str
+    comment: str = ""
+    kind: Literal["object", "datatype", "annotation"]
+    domain: tuple[str, ...] = ()  # named classes, owl:unionOf expanded; empty = unrestricted
+    range: tuple[str, ...] = ()  # classes (object) or datatype IRIs (datatype)
+    inverse_of: str | None = None
+    functional: bool = False
+    parents: tuple[str, ...] = ()  # rdfs:subPropertyOf
+    ontology: str = ""
+
+
+class Restriction(Frozen):
+    """An OWL restriction (or profile rule of the same shape) on a class."""
+
+    on_class: str
+    on_property: str
+    kind: Literal["some", "all", "min", "max", "exact", "has_value"]
+    cardinality: int | None = None
+    filler: str | None = None  # qualified class/datatype, or the value of has_value
+    source: Source
+
+
+class Cardinality(Frozen):
+    """Merged min/max for (class, property), induced down the class hierarchy."""
+
+    on_class: str
+    on_property: str
+    min: int = 0
+    max: int | None = None
+    sources: tuple[Source, ...] = ()
+
+
+class Enumeration(Frozen):
+    """Allowed values of a property on a class (literals or IRIs)."""
+
+    on_class: str | None = None  # None: wherever the property is used
+    on_property: str
+    values: tuple[str, ...]
+    source: Source
+
+
+class OrderingRule(Frozen):
+    """Ordered members: `order_property` values of the members reached by `member_property`
+    from one container are unique and, if contiguous, exactly start..N."""
+
+    container_class: str
+    member_property: str
+    order_property: str
+    start: int = 1
+    contiguous: bool = True
+    source: Source
+
+
+class Unit(Frozen):
+    iri: str
+    name: str
+    label: str
+    category: str  # unit class IRI, e.g. om-2:TemperatureUnit
+
+
+class QuantityKind(Frozen):
+    iri: str  # quantity class, e.g. om-2:Temperature
+    label: str
+    unit_category: str
+    units: tuple[str, ...]  # allowed unit IRIs, sorted
+    value_property: str  # e.g. om-2:hasNumericalValue
+    unit_property: str  # e.g. om-2:hasUnit
+    source: Source
+
+
+class OntologyIR(Frozen):
+    ontologies: tuple[str, ...] = ()  # file names in load order
+    prefixes: dict[str, str] = {}  # prefix -> namespace
+    top_level: tuple[str, ...] = ()  # profile: the entity a paper's extraction starts from
+    classes: dict[str, ClassInfo] = {}
+    properties: dict[str, PropertyInfo] = {}
+    restrictions: tuple[Restriction, ...] = ()
+    cardinalities: tuple[Cardinality, ...] = ()
+    enumerations: tuple[Enumeration, ...] = ()
+    orderings: tuple[OrderingRule, ...] = ()
+    quantities: dict[str, QuantityKind] = {}
+    units: dict[str, Unit] = {}
+    unit_aliases: dict[str, str] = {}  # lower-cased spelling -> unit IRI
+
+    def to_json(self) -> str:
+        """Canonical JSON: sorted keys, no dates, no absolute paths."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=2, ensure_ascii=False)
+
+    # Induced views: pure functions of the fields above.
+
+    def curie(self, iri: str) -> str:
+        """Shortest prefixed name for an IRI, or the IRI itself."""
+        best = ""
+        for prefix, ns in self.prefixes.items():
+            if iri.startswith(ns) and len(ns) > len(self.prefixes.get(best, "")):
+                best = prefix
+        return f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
+
+    def is_a(self, cls: str, ancestor: str) -> bool:
+        """True when `cls` is `ancestor` or one of its sub-classes."""
+        return cls == ancestor or (cls in self.classes and ancestor in self.classes[cls].ancestors)
+
+    def subclasses(self, cls: str) -> tuple[str, ...]:
+        """All named classes that are `cls` or below it, sorted."""
+        return tuple(sorted(c for c in self.classes if self.is_a(c, cls)))
+
+    def properties_of(self, cls: str) -> tuple[PropertyInfo, ...]:
+        """Properties whose domain admits `cls` (directly or through an ancestor), by IRI."""
+        lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
+        return tuple(
+            p for _, p in sorted(self.properties.items()) if lineage.intersection(p.domain)
+        )
+
+    def cardinality(self, cls: str, prop: str) -> Cardinality:
+        """Merged cardinality of `prop` on `cls`, inherited from ancestors; unbounded if none."""
+        lineage = (cls, *self.classes[cls].ancestors) if cls in self.classes else (cls,)
+        for owner in lineage:
+            for card in self.cardinalities:
+                if card.on_class == owner and card.on_property == prop:
+                    return card
+        return Cardinality(on_class=cls, on_property=prop)
+
+    def enumeration(self, cls: str, prop: str) -> Enumeration | None:
+        """Allowed values of `prop` on `cls` (class-specific rule first, then a global one)."""
+        lineage = (cls, *self.classes[cls].ancestors) if cls in self.classes else (cls,)
+        for owner in (*lineage, None):
+            for enum in self.enumerations:
+                if enum.on_property == prop and enum.on_class == owner:
+                    return enum
+        return None
+
+    def quantity_of(self, prop: str) -> QuantityKind | None:
+        """The quantity kind a property points to, when its range is an OM-2 quantity."""
+        for rng in self.properties[prop].range if prop in self.properties else ():
+            if rng in self.quantities:
+                return self.quantities[rng]
+        return None
+
+    def resolve_unit(self, spelling: str, quantity: str | None = None) -> str | None:
+        """Unit IRI for a spelling (alias, local name, label or IRI), optionally restricted to
+        the units allowed for a quantity kind; None when unknown or not allowed."""
+        text = spelling.strip()
+        iri = (
+            text if text in self.units
+            else self.unit_aliases.get(text.lower())
+            or next((u.iri for u in self.units.values()
+                     if text.lower() in (u.name.lower(), u.label.lower())), None)
+        )
+        if iri is None or (quantity is not None and iri not in self.quantities[quantity].units):
+            return None
+        return iri

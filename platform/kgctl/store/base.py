@@ -1,0 +1,101 @@
+"""The store contract every box codes against.
+
+A store holds one named graph per paper plus one provenance graph per paper. Reads are SPARQL
+(results are pyoxigraph objects for every backend); each write is one atomic transaction into one
+paper's graph, together with the provenance record of the call that caused it. Values reach
+SPARQL only as RDF terms (`bindings`), never pasted into the query text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    QueryBoolean,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Triple,
+)
+
+Term = NamedNode | BlankNode | Literal
+QueryResult = QuerySolutions | QueryBoolean | QueryTriples
+
+
+class Evidence(BaseModel):
+    """Where in the paper a call's content was read: the quoted text and its location."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    quote: str
+    section: str | None = None
+    start: int | None = None  # character offsets in the ingested paper text
+    end: int | None = None
+
+
+class CallRecord(BaseModel):
+    """One accepted tool call: a line of a paper's replayable trace."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    paper_id: str
+    seq: int  # position in the paper's trace, 1-based
+    tool: str
+    arguments: dict[str, Any]
+    iris: tuple[str, ...] = ()  # IRIs created or changed
+    time: str  # ISO 8601, UTC; provenance only, never part of an IRI
+    evidence: Evidence | None = None
+
+
+class GraphStore(Protocol):
+    def query(
+        self,
+        sparql: str,
+        *,
+        bindings: Mapping[str, Term] | None = None,
+        paper_id: str | None = None,
+        union: bool = False,
+    ) -> QueryResult:
+        """Run a SPARQL query. `bindings` substitute variables by RDF terms. `paper_id` makes
+        that paper's graph the default graph; `union` makes the union of all graphs default."""
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the writer lock across a validate-then-write sequence."""
+
+    def write(
+        self,
+        paper_id: str,
+        *,
+        insert: Iterable[Triple] = (),
+        delete: Iterable[Triple] = (),
+        record: CallRecord | None = None,
+    ) -> None:
+        """Delete then insert triples in the paper's graph, and store `record` in its
+        provenance graph, as one atomic transaction: all of it or nothing."""
+
+    def update(self, sparql: str, *, bindings: Mapping[str, Term] | None = None) -> None:
+        """Run one SPARQL Update as one atomic transaction."""
+
+    def papers(self) -> list[str]:
+        """Paper ids that have a graph, sorted."""
+
+    def triples(self, paper_id: str) -> Iterator[Triple]:
+        """All triples of one paper's graph."""
+
+    def trace(self, paper_id: str) -> list[CallRecord]:
+        """The paper's accepted calls in order (from its provenance graph)."""
+
+    def drop(self, paper_id: str) -> None:
+        """Remove a paper's graph and its provenance; unknown paper is a StoreError."""
+
+    def export(self, *, paper_id: str | None = None, format: RdfFormat = RdfFormat.TRIG) -> bytes:
+        """Serialise one paper (graph + provenance) or the whole store."""
+
+    def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
+        """Load a dataset atomically; returns the paper ids it touched."""
+
+    def close(self) -> None: ...
