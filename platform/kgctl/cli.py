@@ -7,6 +7,7 @@ lazily keeps ``kgctl --help`` fast and one box's import errors out of the others
 from __future__ import annotations
 
 import importlib
+
 import click
 
 from kgctl import __version__

@@ -132,7 +132,8 @@ class OntologyIR(Frozen):
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=2, ensure_ascii=False)
+        data = self.model_dump(mode="json")
+        return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
 
     # Induced views: pure functions of the fields above.
 
