@@ -39,16 +39,23 @@ class Evidence(BaseModel):
 
 
 class CallRecord(BaseModel):
-    """One accepted tool call: a line of a paper's replayable trace."""
+    """One accepted tool call: a line of a paper's replayable trace.
+
+    Pass ``seq=0`` to let the store assign the next position; a non-zero ``seq`` must be exactly
+    the next one or the write is refused. ``inserted``/``deleted`` are the call's delta as
+    canonical N-Triples (sorted lines); the store fills them from the write itself.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     paper_id: str
-    seq: int  # position in the paper's trace, 1-based
+    seq: int  # position in the paper's trace, 1-based; 0 = assigned by the store
     tool: str
     arguments: dict[str, Any]
     iris: tuple[str, ...] = ()  # IRIs created or changed
     time: str  # ISO 8601, UTC; provenance only, never part of an IRI
     evidence: Evidence | None = None
+    inserted: str = ""  # canonical N-Triples, filled by the store
+    deleted: str = ""  # canonical N-Triples, filled by the store
 
 
 class GraphStore(Protocol):
@@ -73,9 +80,10 @@ class GraphStore(Protocol):
         insert: Iterable[Triple] = (),
         delete: Iterable[Triple] = (),
         record: CallRecord | None = None,
-    ) -> None:
+    ) -> CallRecord | None:
         """Delete then insert triples in the paper's graph, and store `record` in its
-        provenance graph, as one atomic transaction: all of it or nothing."""
+        provenance graph, as one atomic transaction: all of it or nothing. Returns the record
+        as stored (seq assigned, delta filled), None without a record."""
 
     def update(self, sparql: str, *, bindings: Mapping[str, Term] | None = None) -> None:
         """Run one SPARQL Update as one atomic transaction."""

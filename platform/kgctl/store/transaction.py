@@ -1,0 +1,78 @@
+"""Plan one write: everything checked and turned into quads before the store is touched, so a
+refused write changes nothing.
+
+>>> from pyoxigraph import NamedNode, Triple, Literal
+>>> t = Triple(NamedNode("http://a"), NamedNode("http://p"), Literal("1"))
+>>> plan = plan_write("p1", insert=[t], delete=(), record=None, last_seq=0)
+>>> [q.graph_name.value for q in plan.insert]
+['https://w3id.org/kgctl/paper/p1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from pyoxigraph import BlankNode, NamedNode, Quad, Triple
+
+from kgctl.errors import InputError, StoreError
+from kgctl.store.base import CallRecord
+from kgctl.store.iris import PAPER_BASE, graph_iri, paper_of_graph
+from kgctl.store.provenance import canonical_ntriples, check_time, record_quads
+
+
+class WritePlan(NamedTuple):
+    delete: list[Quad]
+    insert: list[Quad]
+    record: CallRecord | None
+
+
+def check_paper_id(pid: str) -> None:
+    if not isinstance(pid, str) or paper_of_graph(PAPER_BASE + pid) != pid:
+        raise InputError(f"not a paper id: {pid!r} (make one with kgctl.store.iris.paper_id)")
+
+
+
+def _checked(triples: Iterable[Triple], what: str) -> list[Triple]:
+    out = list(triples)
+    for triple in out:
+        if not isinstance(triple, Triple):
+            raise InputError(f"{what}: expected pyoxigraph Triple, got {type(triple).__name__}")
+        if isinstance(triple.subject, BlankNode) or isinstance(triple.object, BlankNode):
+            raise InputError(f"{what}: blank nodes are not stored (mint an IRI): {triple}")
+    return out
+
+
+def next_record(record: CallRecord, pid: str, last_seq: int, inserted: list[Triple],
+                deleted: list[Triple]) -> CallRecord:
+    """The record as it will be stored: seq assigned, delta filled."""
+    if record.paper_id != pid:
+        raise InputError(f"call record is for paper {record.paper_id!r}, write is for {pid!r}")
+    if record.seq not in (0, last_seq + 1):
+        raise StoreError(
+            f"call seq {record.seq} does not follow paper {pid!r}'s last call {last_seq}")
+    check_time(record.time)
+    for iri in record.iris:
+        try:
+            NamedNode(iri)
+        except ValueError as exc:
+            raise InputError(f"call record IRI {iri!r} is invalid: {exc}") from None
+    return record.model_copy(update={
+        "seq": last_seq + 1,
+        "inserted": canonical_ntriples(inserted),
+        "deleted": canonical_ntriples(deleted),
+    })
+
+
+def plan_write(pid: str, *, insert: Iterable[Triple], delete: Iterable[Triple],
+               record: CallRecord | None, last_seq: int) -> WritePlan:
+    check_paper_id(pid)
+    inserted, deleted = _checked(insert, "insert"), _checked(delete, "delete")
+    graph = graph_iri(pid)
+    insert_quads = [Quad(t.subject, t.predicate, t.object, graph) for t in inserted]
+    delete_quads = [Quad(t.subject, t.predicate, t.object, graph) for t in deleted]
+    stored = None
+    if record is not None:
+        stored = next_record(record, pid, last_seq, inserted, deleted)
+        insert_quads += record_quads(stored)
+    return WritePlan(delete_quads, insert_quads, stored)
