@@ -1,0 +1,138 @@
+"""Slot-level scorer: optimal one-to-one record alignment, then exact slot matches.
+
+Records of the same list are aligned by ``scipy.optimize.linear_sum_assignment`` so that the
+number of matched slots (children included) is maximal; the order of records, steps
+included, does not matter. In an aligned pair a slot is TP when both agree, FP when only the
+prediction has it, FN when only the gold has it, and FP + FN when both have different values;
+a slot empty on both sides counts nothing. Unaligned records count all their slots as FN
+(gold) or FP (prediction).
+
+>>> from kgctl.evaluation.slots import Node
+>>> gold = Node("r", children={"x": [Node("x", {"a": "1", "b": "2"}), Node("x", {"a": "3"})]})
+>>> pred = Node("r", children={"x": [Node("x", {"a": "3"}), Node("x", {"a": "1", "b": "9"})]})
+>>> c = align(gold, pred)
+>>> (c.total.tp, c.total.fp, c.total.fn)
+(2, 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from scipy.optimize import linear_sum_assignment
+
+from kgctl.evaluation.slots import Node, slots_agree
+
+
+class Counts(BaseModel):
+    """TP/FP/FN with the derived precision, recall and F1 (1.0 when nothing was expected)."""
+
+    model_config = ConfigDict(frozen=True)
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(tp=self.tp + other.tp, fp=self.fp + other.fp, fn=self.fn + other.fn)
+
+    @property
+    def precision(self) -> float:
+        return ratio(self.tp, self.tp + self.fp)
+
+    @property
+    def recall(self) -> float:
+        return ratio(self.tp, self.tp + self.fn)
+
+    @property
+    def f1(self) -> float:
+        return f1(self.precision, self.recall) if self.tp else ratio(0, self.fp + self.fn)
+
+    def summary(self) -> dict[str, float | int]:
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": self.precision,
+                "recall": self.recall, "f1": self.f1}
+
+
+@dataclass
+class Alignment:
+    """Counts of one aligned pair (or list): in total and per field path."""
+
+    total: Counts = field(default_factory=Counts)
+    fields: Counter = field(default_factory=Counter)  # (path, "tp"|"fp"|"fn") -> n
+
+    def add(self, path: str, kind: str, n: int = 1) -> None:
+        if n:
+            self.fields[(path, kind)] += n
+            self.total = self.total + Counts(**{kind: n})
+
+    def merge(self, other: Alignment) -> None:
+        self.total = self.total + other.total
+        self.fields.update(other.fields)
+
+
+def align(gold: Node | None, pred: Node | None) -> Alignment:
+    """Counts of one record pair; None on a side means the record is unmatched."""
+    result = Alignment()
+    reference = gold or pred
+    if reference is None:
+        return result
+    keys = sorted(set(gold.slots if gold else ()) | set(pred.slots if pred else ()))
+    for key in keys:
+        g = gold.slots.get(key) if gold else None
+        p = pred.slots.get(key) if pred else None
+        path = f"{reference.path}.{key}" if reference.path else key
+        if g is not None and p is not None and slots_agree(g, p):
+            result.add(path, "tp")
+        else:
+            result.add(path, "fn", g is not None)
+            result.add(path, "fp", p is not None)
+    child_keys = sorted(set(gold.children if gold else ()) | set(pred.children if pred else ()))
+    for key in child_keys:
+        result.merge(align_lists(gold.children.get(key, []) if gold else [],
+                                 pred.children.get(key, []) if pred else []))
+    return result
+
+
+def align_lists(gold: list[Node], pred: list[Node]) -> Alignment:
+    """Optimal one-to-one alignment of two record lists maximising matched slots."""
+    result = Alignment()
+    if not gold or not pred:
+        for node in gold:
+            result.merge(align(node, None))
+        for node in pred:
+            result.merge(align(None, node))
+        return result
+    pairs = {(i, j): align(g, p) for i, g in enumerate(gold) for j, p in enumerate(pred)}
+    matched = np.zeros((len(gold), len(pred)))
+    for (i, j), pair in pairs.items():
+        matched[i, j] = pair.total.tp
+    rows, cols = linear_sum_assignment(matched, maximize=True)
+    used_gold, used_pred = set(), set()
+    for i, j in zip(rows, cols, strict=True):
+        if matched[i, j] > 0:
+            result.merge(pairs[(i, j)])
+            used_gold.add(i)
+            used_pred.add(j)
+    for i, node in enumerate(gold):
+        if i not in used_gold:
+            result.merge(align(node, None))
+    for j, node in enumerate(pred):
+        if j not in used_pred:
+            result.merge(align(None, node))
+    return result
+
+
+def ratio(num: int, den: int) -> float:
+    """num/den, and 1.0 for 0/0 (nothing expected, nothing predicted).
+
+    >>> ratio(3, 4), ratio(0, 0)
+    (0.75, 1.0)
+    """
+    return num / den if den else 1.0
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean of precision and recall."""
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
