@@ -1,0 +1,90 @@
+"""The full record of one agent run on one paper: every message, tool call and result.
+
+A trace is written after every plan step, so an interrupted run leaves what it had done;
+its accepted write calls are the replayable part (see `kgctl.agent.replay`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kgctl.agent.llm import Usage
+from kgctl.errors import InputError
+
+TRACE_FORMAT = "kgctl-agent-trace/1"
+StepStatus = Literal["done", "iteration_limit"]
+RunStatus = Literal["running", "complete", "failed"]
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call the model asked for, and what came back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    step: str
+    iteration: int
+    call_id: str
+    tool: str
+    raw_arguments: str  # exactly as the model wrote them
+    arguments: dict[str, Any] | None  # None when they did not parse as a JSON object
+    is_error: bool
+    result: str  # text content returned to the model
+    structured: dict[str, Any] | None = None
+    local: bool = False  # answered by the agent (search, review), not a graph tool
+
+
+class StepTrace(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: str
+    tools: list[str]
+    messages: list[dict[str, Any]] = []
+    calls: list[ToolCallRecord] = []
+    usage: Usage = Usage()
+    status: StepStatus = "done"
+
+
+class AgentTrace(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    format: str = TRACE_FORMAT
+    paper_id: str
+    model: str
+    base_url: str
+    feedback: bool = True
+    status: RunStatus = "running"
+    error: str | None = None
+    steps: list[StepTrace] = []
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for step in self.steps:
+            total = total + step.usage
+        return total
+
+    def accepted_calls(self) -> list[ToolCallRecord]:
+        """Graph-tool calls that the tools accepted, in order: the replayable part."""
+        return [c for s in self.steps for c in s.calls if not c.is_error and not c.local]
+
+    def save(self, path: Path) -> None:
+        """Write atomically (a crash never leaves half a trace)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = self.model_dump(mode="json") | {"usage": self.usage.model_dump(mode="json")}
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> AgentTrace:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data.pop("usage", None)
+            return cls.model_validate(data)
+        except (OSError, ValueError, ValidationError) as exc:
+            raise InputError(f"{path}: not an agent trace ({_first_line(exc)})") from None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

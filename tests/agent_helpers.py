@@ -1,0 +1,157 @@
+"""Helpers for the agent box's tests: hand-written PDFs and a scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+PAGE_HEIGHT = 792
+LINE_STEP = 14
+TOP_MARGIN = 750
+
+
+def write_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """A minimal PDF 1.4 with one Helvetica text line per entry (empty pages allowed)."""
+    objects: list[bytes] = []
+    n_pages = len(pages)
+    font_id = 3 + 2 * n_pages
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n_pages))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
+    for i, lines in enumerate(pages):
+        ops = ["BT", "/F1 11 Tf"]
+        for j, line in enumerate(lines):
+            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"1 0 0 1 72 {TOP_MARGIN - j * LINE_STEP} Tm ({escaped}) Tj")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 {PAGE_HEIGHT}] "
+            f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {4 + 2 * i} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n".encode()
+    out += f"startxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the fake LLM server.
+
+    ``tool_calls`` are (name, raw argument string) pairs; ``status`` other than 200 answers with
+    that HTTP error; ``delay`` sleeps first (to provoke client timeouts)."""
+
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    content: str | None = None
+    status: int = 200
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+
+
+Script = list[Reply | Callable[[dict[str, Any]], Reply]]
+
+
+class FakeLLM:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script.
+
+    A script entry may be a function of the request body, so a reply can depend on what the
+    client sent (e.g. the feedback of the previous tool call). Every request body is kept."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.port = free_port()
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeLLM:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fake LLM server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    async def _chat(self, request: Request) -> JSONResponse:
+        import asyncio
+
+        body = await request.json()
+        self.requests.append(body)
+        if not self.script:
+            return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
+        entry = self.script.pop(0)
+        reply = entry(body) if callable(entry) else entry
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            return JSONResponse({"error": {"message": f"scripted {reply.status}"}},
+                                status_code=reply.status, headers=reply.headers)
+        n = len(self.requests)
+        calls = [
+            {"id": f"call_{n}_{i}", "type": "function",
+             "function": {"name": name, "arguments": arguments}}
+            for i, (name, arguments) in enumerate(reply.tool_calls)
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if calls:
+            message["tool_calls"] = calls
+        return JSONResponse({
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": reply.prompt_tokens,
+                      "completion_tokens": reply.completion_tokens,
+                      "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+        })
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results a request carries back to the model."""
+    return [m for m in request["messages"] if m.get("role") == "tool"]
+
+
+def last_tool_result(request: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(tool_messages(request)[-1]["content"])
