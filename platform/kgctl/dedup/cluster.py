@@ -216,7 +216,7 @@ def cluster(
         same_skeleton = locant_signature(distinct[i]) == locant_signature(distinct[j])
         if score >= thresholds.merge and same_skeleton:
             join(a, b, score, "fuzzy", evidence)
-        elif not uf.conflict(a, b, thresholds.conflict_keys):
+        elif frozenset((a, b)) not in rejected and not uf.conflict(a, b, thresholds.conflict_keys):
             result.grey.append(Pair(a=groups[a][0].iri, b=groups[b][0].iri, score=score,
                                     method="fuzzy", evidence=evidence, accepted=False))
     # 4. read out the components

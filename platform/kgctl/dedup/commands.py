@@ -1,0 +1,59 @@
+"""`kgctl dedup`: link the same entity across paper graphs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from kgctl.dedup.job import run
+from kgctl.dedup.spec import DEFAULT_SPECS, load_specs
+from kgctl.errors import InputError
+from kgctl.store import open_store
+
+
+@click.command("dedup")
+@click.option("--store", "store_path", type=click.Path(path_type=Path), envvar="KGCTL_STORE",
+              help="Embedded store directory (env KGCTL_STORE).")
+@click.option("--endpoint", help="SPARQL endpoint URL of a remote store instead.")
+@click.option("--class", "classes", multiple=True, metavar="NAME",
+              help="Only this spec (chemical, mop, cbu, device); repeatable.")
+@click.option("--spec", "spec_file", type=click.Path(path_type=Path), default=DEFAULT_SPECS,
+              show_default="bundled", help="Dedup spec YAML.")
+@click.option("--review", "review_out", type=click.Path(path_type=Path),
+              default=Path("dedup-review.csv"), show_default=True,
+              help="Where to write the grey-zone pairs for review.")
+@click.option("--apply-review", "review_in", type=click.Path(path_type=Path, exists=True),
+              help="A filled review file: its accept/reject decisions are applied and kept.")
+@click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry_run, as_json):
+    """Deduplicate entities across papers into the dedup graph (owl:sameAs, paper graphs untouched).
+
+    Example: kgctl dedup --store kgctl-data/store --class chemical
+    """
+    specs = load_specs(spec_file)
+    known = [s.name for s in specs]
+    unknown = sorted(set(classes) - set(known))
+    if unknown:
+        raise InputError(f"unknown class {', '.join(unknown)}; choose from {', '.join(known)}")
+    specs = [s for s in specs if not classes or s.name in classes]
+    path = None if endpoint else store_path or Path("kgctl-data/store")
+    store = open_store(path=path, endpoint=endpoint)
+    console = Console(stderr=True, quiet=as_json)
+    try:
+        with console.status("deduplicating") as status:
+            summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
+                            review_out=review_out, progress=status.update)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps([s.model_dump() for s in summaries], indent=2))
+        return
+    for s in summaries:
+        click.echo(f"{s.spec:10} {s.mentions:7} mentions -> {s.clusters:6} clusters "
+                   f"({s.cross_paper_clusters} across papers), {s.merges} merges, "
+                   f"{s.grey} for review, {s.refused} refused")
+    click.echo(f"review file: {review_out}" + ("  (dry run: nothing written)" if dry_run else ""))

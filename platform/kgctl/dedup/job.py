@@ -1,0 +1,259 @@
+"""The deduplication job: harvest mentions from the paper graphs, cluster them, and replace the
+dedup graph (canonical nodes + owl:sameAs) and its provenance in one transaction.
+
+Paper graphs are never touched. Canonical IRIs are kept across runs: a cluster that contains a
+member already linked by an earlier run reuses that canonical node, so adding a paper re-uses
+existing clusters and a re-run changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, cluster
+from kgctl.dedup.keys import NORMALISERS
+from kgctl.dedup.spec import DedupSpec
+from kgctl.errors import InputError
+from kgctl.store.base import GraphStore
+from kgctl.store.iris import BASE, paper_of_graph, slug
+from kgctl.store.sparql import data_update
+
+DEDUP_GRAPH = NamedNode(BASE + "dedup")
+DEDUP_PROVENANCE = NamedNode(BASE + "dedup/provenance")
+ENTITY_BASE = BASE + "entity/"
+KG = BASE + "ns#"
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+RDFS_LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
+XSD_DOUBLE = NamedNode("http://www.w3.org/2001/XMLSchema#double")
+XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+ALT_NAME_SEPARATOR = ";"
+REVIEW_FIELDS = ("spec", "a", "b", "label_a", "label_b", "score", "evidence", "decision")
+
+MENTIONS_QUERY = """
+SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s a ?cls . ?s ?p ?o } }
+"""
+CANONICAL_QUERY = """
+PREFIX owl: <http://www.w3.org/2002/07/owl#>
+SELECT ?member ?canonical WHERE { GRAPH ?dedup { ?member owl:sameAs ?canonical } }
+"""
+REVIEW_QUERY = """
+SELECT ?a ?b ?accepted WHERE { GRAPH ?prov {
+  ?d a ?type ; ?left ?a ; ?right ?b ; ?acc ?accepted } }
+"""
+
+
+class SpecSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    spec: str
+    mentions: int
+    clusters: int
+    merged_clusters: int  # clusters with members from more than one mention
+    cross_paper_clusters: int
+    merges: int
+    grey: int
+    refused: int
+
+
+def harvest(store: GraphStore, spec: DedupSpec) -> list[Mention]:
+    """Mentions of the spec's classes in every paper graph, with names and normalised keys."""
+    names: dict[str, set[str]] = defaultdict(set)
+    keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    paper: dict[str, str] = {}
+    key_of = {k.property: k for k in spec.keys}
+    labels = set(spec.labels)
+    for cls in spec.classes:
+        for row in store.query(MENTIONS_QUERY, bindings={"cls": NamedNode(cls)}):
+            pid = paper_of_graph(row["g"].value)
+            if pid is None or not isinstance(row["s"], NamedNode):
+                continue
+            subject, pred, obj = row["s"].value, row["p"].value, row["o"]
+            paper[subject] = pid
+            if pred in labels and isinstance(obj, Literal):
+                names[subject].update(
+                    part.strip() for part in obj.value.split(ALT_NAME_SEPARATOR) if part.strip())
+            elif pred in key_of:
+                spec_key = key_of[pred]
+                value = NORMALISERS[spec_key.normalise](obj.value)
+                if value and not (spec_key.normalise == "iri" and paper_of_graph(value)):
+                    keys[subject].add((spec_key.kind, value))
+    return [
+        Mention(iri=s, paper=paper[s], labels=tuple(sorted(names[s])), keys=tuple(sorted(keys[s])))
+        for s in sorted(paper)
+    ]
+
+
+def _existing_links(store: GraphStore) -> dict[str, str]:
+    rows = store.query(CANONICAL_QUERY, bindings={"dedup": DEDUP_GRAPH})
+    return {row["member"].value: row["canonical"].value for row in rows}
+
+
+def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    rows = store.query(REVIEW_QUERY, bindings={
+        "prov": DEDUP_PROVENANCE, "type": NamedNode(KG + "ReviewDecision"),
+        "left": NamedNode(KG + "left"), "right": NamedNode(KG + "right"),
+        "acc": NamedNode(KG + "accepted")})
+    accept, reject = [], []
+    for row in rows:
+        pair = (row["a"].value, row["b"].value)
+        (accept if row["accepted"].value == "true" else reject).append(pair)
+    return sorted(accept), sorted(reject)
+
+
+def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str]) -> list[str]:
+    """Reuse an earlier canonical IRI when a member had one; else mint from the strongest key or
+    the most frequent name. Deterministic for the same clusters."""
+    taken: set[str] = set()
+    out = []
+    for c in clusters:
+        previous = sorted({old[m] for m in c.members if m in old} - taken)
+        if previous:
+            iri = previous[0]
+        else:
+            identity = next((f"{k}-{c.keys[k]}" for k in sorted(c.keys)), None)
+            base = f"{ENTITY_BASE}{spec.name}/{slug(identity or (c.labels or c.members)[0])}"
+            iri, n = base, 1
+            while iri in taken or iri in old.values():
+                n += 1
+                iri = f"{base}-{n}"
+        taken.add(iri)
+        out.append(iri)
+    return out
+
+
+def _decision_quads(pairs: Iterable[Pair], kind: str) -> list[Quad]:
+    quads = []
+    for p in pairs:
+        digest = hashlib.sha256(f"{kind} {p.a} {p.b}".encode()).hexdigest()[:16]
+        node = NamedNode(f"{BASE}dedup/decision/{digest}")
+        for pred, obj in (
+            (RDF_TYPE, NamedNode(KG + kind)),
+            (NamedNode(KG + "left"), NamedNode(p.a)),
+            (NamedNode(KG + "right"), NamedNode(p.b)),
+            (NamedNode(KG + "score"), Literal(str(p.score), datatype=XSD_DOUBLE)),
+            (NamedNode(KG + "method"), Literal(p.method)),
+            (NamedNode(KG + "evidence"), Literal(p.evidence)),
+            (NamedNode(KG + "accepted"), Literal(str(p.accepted).lower(), datatype=XSD_BOOLEAN)),
+        ):
+            quads.append(Quad(node, pred, obj, DEDUP_PROVENANCE))
+    return quads
+
+
+def _output_quads(spec: DedupSpec, result: Result, iris: list[str]) -> list[Quad]:
+    quads = []
+    for c, iri in zip(result.clusters, iris, strict=True):
+        canon = NamedNode(iri)
+        quads.append(Quad(canon, RDF_TYPE, NamedNode(spec.classes[0]), DEDUP_GRAPH))
+        quads.append(Quad(canon, RDF_TYPE, NamedNode(KG + "CanonicalEntity"), DEDUP_GRAPH))
+        if c.labels:
+            label = Counter(c.labels).most_common(1)[0][0]
+            quads.append(Quad(canon, RDFS_LABEL, Literal(label), DEDUP_GRAPH))
+        quads.extend(Quad(NamedNode(m), SAME_AS, canon, DEDUP_GRAPH) for m in c.members)
+    quads += _decision_quads(result.decisions, "MergeDecision")
+    quads += _decision_quads(result.refused, "RefusedMerge")
+    return quads
+
+
+def read_review(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Accepted and rejected pairs from a review file (CSV or JSON list of rows)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        is_json = path.suffix == ".json"
+        rows = json.loads(text) if is_json else list(csv.DictReader(text.splitlines()))
+    except OSError as exc:
+        raise InputError(f"cannot read review file {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    accept, reject = [], []
+    for n, row in enumerate(rows, start=2 if path.suffix != ".json" else 1):
+        if not isinstance(row, dict) or not row.get("a") or not row.get("b"):
+            raise InputError(f"{path}: row {n} needs the columns 'a' and 'b'")
+        decision = (row.get("decision") or "").strip().lower()
+        if decision in ("accept", "yes", "same"):
+            accept.append((row["a"], row["b"]))
+        elif decision in ("reject", "no", "different"):
+            reject.append((row["a"], row["b"]))
+        elif decision:
+            raise InputError(f"{path}: row {n}: decision {decision!r} is not accept or reject")
+    return accept, reject
+
+
+def write_review(path: Path, grey: list[tuple[DedupSpec, Pair]], labels: dict[str, str]) -> None:
+    """The grey-zone pairs as a CSV for a person to fill the `decision` column."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=REVIEW_FIELDS)
+        writer.writeheader()
+        for spec, p in grey:
+            writer.writerow({"spec": spec.name, "a": p.a, "b": p.b, "label_a": labels.get(p.a, ""),
+                             "label_b": labels.get(p.b, ""), "score": f"{p.score:g}",
+                             "evidence": p.evidence, "decision": ""})
+
+
+def run(
+    store: GraphStore,
+    specs: list[DedupSpec],
+    *,
+    dry_run: bool = False,
+    review_in: Path | None = None,
+    review_out: Path | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[SpecSummary]:
+    """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph."""
+    if not store.papers():
+        raise InputError("the store holds no paper graphs: nothing to deduplicate")
+    accept, reject = _reviewed(store)
+    new_reviews: list[tuple[tuple[str, str], bool]] = []
+    if review_in is not None:
+        new_accept, new_reject = read_review(review_in)
+        accept += new_accept
+        reject += new_reject
+        new_reviews = [(p, True) for p in new_accept] + [(p, False) for p in new_reject]
+    old = _existing_links(store)
+    out_quads: list[Quad] = []
+    grey: list[tuple[DedupSpec, Pair]] = []
+    labels: dict[str, str] = {}
+    summaries = []
+    for spec in specs:
+        progress(f"harvesting {spec.name}")
+        mentions = harvest(store, spec)
+        labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
+        progress(f"clustering {len(mentions)} {spec.name} mentions")
+        result = cluster(mentions, spec.thresholds(), accept=accept, reject=reject)
+        iris = _canonical_iris(spec, result.clusters, old)
+        out_quads += _output_quads(spec, result, iris)
+        grey += [(spec, p) for p in result.grey]
+        paper_of = {m.iri: m.paper for m in mentions}
+        summaries.append(SpecSummary(
+            spec=spec.name, mentions=len(mentions), clusters=len(result.clusters),
+            merged_clusters=sum(len(c.members) > 1 for c in result.clusters),
+            cross_paper_clusters=sum(len({paper_of[m] for m in c.members}) > 1
+                                     for c in result.clusters),
+            merges=len(result.decisions), grey=len(result.grey), refused=len(result.refused)))
+    out_quads += _decision_quads(
+        [Pair(a=a, b=b, score=100.0, method="review", evidence=f"review file {review_in}",
+              accepted=accepted) for (a, b), accepted in new_reviews],
+        "ReviewDecision")
+    if review_out is not None:
+        write_review(review_out, grey, labels)
+    if not dry_run:
+        progress("writing the dedup graph")
+        old_reviews = _review_quads(store)
+        store.update(data_update(drop=[DEDUP_GRAPH, DEDUP_PROVENANCE],
+                                 insert=sorted(set(out_quads + old_reviews), key=str)))
+    return summaries
+
+
+def _review_quads(store: GraphStore) -> list[Quad]:
+    """Earlier review decisions, carried over when the provenance graph is replaced."""
+    rows = store.query(
+        "SELECT ?d ?p ?o WHERE { GRAPH ?prov { ?d a ?type ; ?p ?o } }",
+        bindings={"prov": DEDUP_PROVENANCE, "type": NamedNode(KG + "ReviewDecision")})
+    return [Quad(r["d"], r["p"], r["o"], DEDUP_PROVENANCE) for r in rows]
