@@ -1,1 +1,12 @@
-"""kgctl.ontology"""
+"""kgctl.ontology: OWL T-Boxes plus their profiles -> the intermediate model (IR).
+
+>>> from kgctl.ontology import default_ir
+>>> ir = default_ir()
+>>> sorted(ir.classes[c].name for c in ir.subclasses(ir.prefixes["ontosyn"] + "SynthesisStep"))[:3]
+['Add', 'Dry', 'Evaporate']
+"""
+
+from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.loader import DEFAULT_ONTOLOGIES, default_ir, default_ontology_paths, load_ir
+
+__all__ = ["DEFAULT_ONTOLOGIES", "OntologyIR", "default_ir", "default_ontology_paths", "load_ir"]

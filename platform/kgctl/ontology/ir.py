@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"  # profiles may enumerate labels
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -41,6 +43,8 @@ class ClassInfo(Frozen):
     # by normalised label (vessels, suppliers, devices, environments ...)
     identity: Literal["occurrence", "label"] = "occurrence"
     ontology: str = ""  # file it was declared in
+    # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
+    external: bool = False
 
 
 class PropertyInfo(Frozen):
@@ -129,6 +133,8 @@ class OntologyIR(Frozen):
     quantities: dict[str, QuantityKind] = {}
     units: dict[str, Unit] = {}
     unit_aliases: dict[str, str] = {}  # lower-cased spelling -> unit IRI
+    # spellings whose case matters ("mM" is not "mm", "M" is not "m") -> unit IRI
+    unit_spellings: dict[str, str] = {}
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
@@ -191,7 +197,8 @@ class OntologyIR(Frozen):
         text = spelling.strip()
         iri = (
             text if text in self.units
-            else self.unit_aliases.get(text.lower())
+            else self.unit_spellings.get(text)
+            or self.unit_aliases.get(text.lower())
             or next((u.iri for u in self.units.values()
                      if text.lower() in (u.name.lower(), u.label.lower())), None)
         )

@@ -1,0 +1,134 @@
+"""T-Boxes + profiles -> OntologyIR: the compile pipeline of the ontology front end.
+
+>>> ir = default_ir()
+>>> ir.top_level
+('https://www.theworldavatar.com/kg/OntoSyn/ChemicalSynthesis',)
+>>> ir.curie(ir.quantities[ir.prefixes["om-2"] + "Temperature"].unit_category)
+'om-2:TemperatureUnit'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+
+from kgctl.assets import asset_dir
+from kgctl.errors import InputError
+from kgctl.ontology import rules
+from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, TBoxGraph
+from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.owl import read_owl
+from kgctl.ontology.profile import Profile, profile_beside, read_profile
+from kgctl.ontology.quantities import aliases_beside, quantity_kinds, read_aliases, split_aliases
+from kgctl.ontology.rdf_files import read_tbox
+
+# The bundled TWA T-Boxes, in load order (a class declared twice belongs to the first file).
+DEFAULT_ONTOLOGIES = (
+    "ontosynthesis.ttl",
+    "ontomops-subgraph.ttl",
+    "ontospecies-subgraph.ttl",
+    "om2.ttl",
+)
+STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "owl": OWL, "xsd": XSD}
+
+PathLike = str | Path
+
+
+def load_ir(
+    ontology_paths: Iterable[PathLike], *, profile_paths: Iterable[PathLike] | None = None
+) -> OntologyIR:
+    """Compile T-Boxes (Turtle, RDF/XML, ...) and their profiles into the IR.
+
+    With `profile_paths` None, ``X.profile.yaml`` beside each ``X.ttl`` is used when present;
+    pass an empty list to compile the axioms alone.
+    """
+    paths = _unique(ontology_paths)
+    if not paths:
+        raise InputError("no ontology file given")
+    tboxes = [read_tbox(p) for p in paths]
+    graph = TBoxGraph(tboxes)
+    owl = read_owl(graph)
+    prefixes = dict(STANDARD_PREFIXES)
+    for tbox in tboxes:
+        for prefix, namespace in tbox.prefixes.items():
+            prefixes.setdefault(prefix, namespace)
+
+    if profile_paths is None:
+        found = [profile_beside(p) for p in paths]
+        profile_paths = [p for p in found if p.is_file()]
+    profiles = [read_profile(p, prefixes) for p in _unique(profile_paths)]
+    for profile in profiles:
+        for prefix, namespace in profile.prefixes.items():
+            prefixes.setdefault(prefix, namespace)
+    curie = OntologyIR(prefixes=prefixes).curie
+
+    classes = rules.with_ancestors(owl.classes)
+    for profile in profiles:
+        rules.check_names(profile, classes, owl.properties, curie)
+    classes = rules.apply_flags(classes, profiles, curie)
+    restrictions = sorted(
+        [
+            *owl.restrictions,
+            *(r for p in profiles for r in rules.profile_restrictions(p.cardinalities)),
+        ],
+        key=rules.restriction_key,
+    )
+    quantities, units = quantity_kinds(graph, classes, profiles)
+    folded, cased = split_aliases(_aliases(paths, graph, units))
+
+    return OntologyIR(
+        ontologies=tuple(t.name for t in tboxes),
+        prefixes=dict(sorted(prefixes.items())),
+        top_level=_top_level(profiles),
+        classes=dict(sorted(classes.items())),
+        properties=dict(sorted(owl.properties.items())),
+        restrictions=tuple(restrictions),
+        cardinalities=rules.merge_cardinalities(classes, owl.properties, restrictions, curie),
+        enumerations=rules.merge_enumerations(owl.enumerations, profiles, classes, curie),
+        orderings=rules.orderings(profiles),
+        quantities=quantities,
+        units=units,
+        unit_aliases=folded,
+        unit_spellings=cased,
+    )
+
+
+@cache
+def default_ir() -> OntologyIR:
+    """The bundled TWA T-Boxes with their profiles (compiled once per process)."""
+    return load_ir(default_ontology_paths())
+
+
+def default_ontology_paths() -> list[Path]:
+    """The bundled TWA T-Box files, found in a checkout or an installed wheel."""
+    folder = asset_dir("ontologies")
+    return [folder / name for name in DEFAULT_ONTOLOGIES]
+
+
+def _unique(paths: Iterable[PathLike]) -> list[Path]:
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            out.append(path)
+    return out
+
+
+def _aliases(paths: Sequence[Path], graph: TBoxGraph, units) -> dict[str, str]:
+    spellings: dict[str, str] = {}
+    for path in paths:
+        table = aliases_beside(path)
+        if table.is_file():
+            for spelling, iri in read_aliases(table, graph, units).items():
+                spellings.setdefault(spelling, iri)
+    return spellings
+
+
+def _top_level(profiles: Sequence[Profile]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for profile in profiles:
+        seen.extend(n.iri for n in profile.top_level if n.iri not in seen)
+    return tuple(seen)

@@ -1,0 +1,326 @@
+"""OWL axioms of the merged T-Boxes -> classes, properties, restrictions, enumerations.
+
+Only named classes become ClassInfo; class expressions (owl:unionOf, restrictions, owl:oneOf)
+are expanded into the fields that use them. Classes that are referenced but declared in no
+loaded T-Box become `external` entries so every IRI the IR mentions resolves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, Key, TBoxGraph, is_blank
+from kgctl.ontology.ir import ClassInfo, Enumeration, PropertyInfo, Restriction, Source
+
+CLASS_TYPES = (OWL + "Class", RDFS + "Class")
+PROPERTY_KINDS = {
+    OWL + "ObjectProperty": "object",
+    OWL + "DatatypeProperty": "datatype",
+    OWL + "AnnotationProperty": "annotation",
+}
+BUILTIN_NAMESPACES = (RDF, RDFS, OWL, XSD)
+LITERAL_RANGES = (RDFS + "Literal", RDF + "langString", RDF + "PlainLiteral")
+
+# restriction predicate -> (kind, is a cardinality)
+_CARDINALITY = {
+    OWL + "minCardinality": "min",
+    OWL + "minQualifiedCardinality": "min",
+    OWL + "maxCardinality": "max",
+    OWL + "maxQualifiedCardinality": "max",
+    OWL + "cardinality": "exact",
+    OWL + "qualifiedCardinality": "exact",
+}
+_FILLER = {
+    OWL + "someValuesFrom": "some",
+    OWL + "allValuesFrom": "all",
+    OWL + "hasValue": "has_value",
+}
+_QUALIFIER = (OWL + "onClass", OWL + "onDataRange")
+
+
+@dataclass
+class OwlModel:
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    properties: dict[str, PropertyInfo] = field(default_factory=dict)
+    restrictions: list[Restriction] = field(default_factory=list)
+    enumerations: list[Enumeration] = field(default_factory=list)
+
+
+def read_owl(graph: TBoxGraph) -> OwlModel:
+    """The pipeline: declared classes, properties, restrictions, then referenced externals."""
+    model = OwlModel()
+    model.classes = {iri: _class(graph, iri) for iri in _declared_classes(graph)}
+    model.properties = _inherit_signatures(
+        {iri: _property(graph, iri) for iri in _declared_properties(graph)}
+    )
+    model.restrictions = _restrictions(graph, model.classes)
+    model.enumerations = _enumerations(graph, model)
+    _add_externals(model)
+    return model
+
+
+def is_builtin(iri: str) -> bool:
+    return iri.startswith(BUILTIN_NAMESPACES)
+
+
+def local_name(iri: str) -> str:
+    """Last segment of an IRI.
+
+    >>> local_name("https://www.theworldavatar.com/kg/OntoSyn/HeatChill")
+    'HeatChill'
+    >>> local_name("http://example.org/o.owl#Dopant")
+    'Dopant'
+    """
+    for sep in ("#", "/", ":"):
+        if sep in iri.rstrip(sep):
+            return iri.rstrip(sep).rsplit(sep, 1)[1]
+    return iri
+
+
+def named_members(graph: TBoxGraph, expr: Key) -> list[str]:
+    """Named classes a class expression stands for: an IRI, or owl:unionOf expanded."""
+    if not is_blank(expr):
+        return [expr]
+    members: list[str] = []
+    for head in graph.object_keys(expr, OWL + "unionOf"):
+        for item in graph.rdf_list(head):
+            if not isinstance(item, ox.Literal):
+                members.extend(named_members(graph, _key(item)))
+    return sorted(set(members))
+
+
+def _key(term: ox.NamedNode | ox.BlankNode) -> Key:
+    return term.value if isinstance(term, ox.NamedNode) else f"_:{term.value}"
+
+
+def _declared_classes(graph: TBoxGraph) -> list[str]:
+    return [
+        k for k in graph.subjects_of_type(*CLASS_TYPES) if not is_blank(k) and not is_builtin(k)
+    ]
+
+
+def _declared_properties(graph: TBoxGraph) -> list[str]:
+    typed = graph.subjects_of_type(*PROPERTY_KINDS, RDF + "Property")
+    return [k for k in typed if not is_blank(k) and not is_builtin(k)]
+
+
+def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
+    parents = [p for p in graph.named(iri, RDFS + "subClassOf") if p != iri and not is_builtin(p)]
+    disjoint = set(graph.named(iri, OWL + "disjointWith"))
+    disjoint |= {s for s in graph.subjects() if iri in graph.named(s, OWL + "disjointWith")}
+    for group in graph.subjects_of_type(OWL + "AllDisjointClasses"):
+        members = {
+            m
+            for head in graph.object_keys(group, OWL + "members")
+            for m in (_key(t) for t in graph.rdf_list(head))
+            if not is_blank(m)
+        }
+        if iri in members:
+            disjoint |= members - {iri}
+    return ClassInfo(
+        iri=iri,
+        name=local_name(iri),
+        label=graph.literal(iri, RDFS + "label") or local_name(iri),
+        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        parents=tuple(parents),
+        disjoint_with=tuple(sorted(disjoint)),
+        ontology=graph.declared_in(iri, CLASS_TYPES),
+    )
+
+
+def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
+    types = graph.types(iri)
+    domain = sorted(
+        {c for d in graph.object_keys(iri, RDFS + "domain") for c in named_members(graph, d)}
+    )
+    rng = sorted(
+        {c for r in graph.object_keys(iri, RDFS + "range") for c in named_members(graph, r)}
+    )
+    inverse = graph.named(iri, OWL + "inverseOf") or [
+        s for s in graph.subjects() if iri in graph.named(s, OWL + "inverseOf")
+    ]
+    return PropertyInfo(
+        iri=iri,
+        name=local_name(iri),
+        label=graph.literal(iri, RDFS + "label") or local_name(iri),
+        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        kind=_property_kind(types, rng),
+        domain=tuple(domain),
+        range=tuple(rng),
+        inverse_of=sorted(inverse)[0] if inverse else None,
+        functional=OWL + "FunctionalProperty" in types,
+        parents=tuple(p for p in graph.named(iri, RDFS + "subPropertyOf") if p != iri),
+        ontology=graph.declared_in(iri, (*PROPERTY_KINDS, RDF + "Property")),
+    )
+
+
+def _property_kind(types: set[str], rng: list[str]) -> str:
+    for owl_type, kind in PROPERTY_KINDS.items():
+        if owl_type in types:
+            return kind
+    literal = rng and all(r.startswith(XSD) or r in LITERAL_RANGES for r in rng)
+    return "datatype" if literal else "object"
+
+
+def _inherit_signatures(props: dict[str, PropertyInfo]) -> dict[str, PropertyInfo]:
+    """A sub-property without its own domain/range takes its nearest parent's (induced)."""
+
+    def inherited(iri: str, attr: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        prop = props.get(iri)
+        if prop is None or iri in seen:
+            return ()
+        own = getattr(prop, attr)
+        if own:
+            return own
+        for parent in prop.parents:
+            found = inherited(parent, attr, seen | {iri})
+            if found:
+                return found
+        return ()
+
+    return {
+        iri: p.model_copy(
+            update={"domain": inherited(iri, "domain"), "range": inherited(iri, "range")}
+        )
+        for iri, p in props.items()
+    }
+
+
+def _restrictions(graph: TBoxGraph, classes: dict[str, ClassInfo]) -> list[Restriction]:
+    found: list[Restriction] = []
+    for cls in classes:
+        for expr in graph.object_keys(cls, RDFS + "subClassOf") + graph.object_keys(
+            cls, OWL + "equivalentClass"
+        ):
+            for node in _conjuncts(graph, expr):
+                found.extend(_restriction(graph, cls, node))
+    return found
+
+
+def _conjuncts(graph: TBoxGraph, expr: Key) -> list[Key]:
+    """A blank class expression and, for owl:intersectionOf, each of its parts."""
+    if not is_blank(expr):
+        return []
+    parts = [expr]
+    for head in graph.object_keys(expr, OWL + "intersectionOf"):
+        parts.extend(_key(t) for t in graph.rdf_list(head) if not isinstance(t, ox.Literal))
+    return [p for p in parts if is_blank(p)]
+
+
+def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
+    on_property = graph.named(node, OWL + "onProperty")
+    if not on_property:
+        return []
+    source = Source(kind="owl", file=graph.file_of(node))
+    qualifier = next((q for p in _QUALIFIER for q in graph.named(node, p)), None)
+    rules: list[Restriction] = []
+    for predicate, kind in _CARDINALITY.items():
+        for value in graph.literals(node, predicate):
+            rules.append(
+                Restriction(
+                    on_class=cls,
+                    on_property=on_property[0],
+                    kind=kind,
+                    cardinality=int(value.value),
+                    filler=qualifier,
+                    source=source,
+                )
+            )
+    for predicate, kind in _FILLER.items():
+        for value in graph.objects(node, predicate):
+            filler = None if isinstance(value, ox.BlankNode) else value.value
+            rules.append(
+                Restriction(
+                    on_class=cls,
+                    on_property=on_property[0],
+                    kind=kind,
+                    filler=filler,
+                    source=source,
+                )
+            )
+    return rules
+
+
+def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
+    """owl:oneOf as a property range, as an allValuesFrom filler, or as a class definition."""
+    enums: list[Enumeration] = []
+    enumerated_classes = {
+        cls: values
+        for cls in model.classes
+        if (
+            values := _one_of(graph, cls)
+            or next(
+                (
+                    v
+                    for e in graph.object_keys(cls, OWL + "equivalentClass")
+                    if (v := _one_of(graph, e))
+                ),
+                (),
+            )
+        )
+    }
+    for iri in model.properties:
+        for rng in graph.object_keys(iri, RDFS + "range"):
+            values = _one_of(graph, rng) or _datatype_one_of(graph, rng)
+            if not values and rng in enumerated_classes:
+                values = enumerated_classes[rng]
+            if values:
+                source = Source(kind="owl", file=graph.file_of(rng if is_blank(rng) else iri))
+                enums.append(Enumeration(on_property=iri, values=values, source=source))
+    for cls in model.classes:
+        for expr in graph.object_keys(cls, RDFS + "subClassOf"):
+            for node in _conjuncts(graph, expr):
+                prop = graph.named(node, OWL + "onProperty")
+                for filler in graph.object_keys(node, OWL + "allValuesFrom"):
+                    values = _one_of(graph, filler) or _datatype_one_of(graph, filler)
+                    if prop and values:
+                        enums.append(
+                            Enumeration(
+                                on_class=cls,
+                                on_property=prop[0],
+                                values=values,
+                                source=Source(kind="owl", file=graph.file_of(node)),
+                            )
+                        )
+    return enums
+
+
+def _one_of(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            {
+                t.value
+                for head in graph.object_keys(node, OWL + "oneOf")
+                for t in graph.rdf_list(head)
+                if not isinstance(t, ox.BlankNode)
+            }
+        )
+    )
+
+
+def _datatype_one_of(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
+    """OWL 2 data range: [ a rdfs:Datatype ; owl:equivalentClass [ owl:oneOf (...) ] ]."""
+    return next(
+        (v for e in graph.object_keys(node, OWL + "equivalentClass") if (v := _one_of(graph, e))),
+        (),
+    )
+
+
+def _add_externals(model: OwlModel) -> None:
+    referenced: set[str] = set()
+    for info in model.classes.values():
+        referenced.update(info.parents, info.disjoint_with)
+    for prop in model.properties.values():
+        referenced.update(prop.domain)
+        if prop.kind == "object":
+            referenced.update(prop.range)
+    for rule in model.restrictions:
+        if rule.filler and rule.kind != "has_value" and not rule.filler.startswith(XSD):
+            referenced.add(rule.filler)
+    for iri in sorted(referenced - model.classes.keys()):
+        if not is_builtin(iri):
+            model.classes[iri] = ClassInfo(
+                iri=iri, name=local_name(iri), label=local_name(iri), external=True
+            )
