@@ -1,0 +1,100 @@
+"""The data the service answers from: one pyoxigraph store this process owns.
+
+The service needs SPARQL 1.1 Protocol dataset selection (several default graphs, a restricted
+set of named graphs), which the per-paper GraphStore contract does not offer, so it holds the
+pyoxigraph store itself. Reads run concurrently on snapshots; writes (SPARQL Update through the
+token-protected endpoint) are serialised by one lock and are atomic.
+
+>>> from pyoxigraph import Store
+>>> data = Dataset(Store())
+>>> data.update('INSERT DATA { GRAPH <https://w3id.org/kgctl/paper/p1> { <urn:a> <urn:b> "c" } }')
+>>> [(p.paper, p.triples) for p in data.papers()]
+[('p1', 1)]
+>>> [s["o"].value for s in data.query("SELECT ?o { ?s ?p ?o }", union=True)]
+['c']
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from pyoxigraph import DefaultGraph, NamedNode, Quad, Store
+
+from kgctl.errors import InputError, StoreError
+from kgctl.store.base import QueryResult
+from kgctl.store.iris import graph_iri, paper_of_graph
+
+GRAPH_SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+
+
+class PaperInfo(BaseModel):
+    """One paper graph as listed by the service's paper browser."""
+
+    model_config = ConfigDict(frozen=True)
+    paper: str
+    graph: str
+    triples: int
+
+
+class Dataset:
+    """Queries with protocol dataset options, atomic updates, graph listing and export."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: Path) -> Dataset:
+        """Open (and own: RocksDB allows one process) the store directory at `path`."""
+        if not path.is_dir():
+            raise InputError(f"no store directory at {path}")
+        try:
+            return cls(Store(str(path)))
+        except OSError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreError(f"another process holds the store at {path}; stop it, or "
+                                 "point that process at this service's endpoint") from None
+            raise StoreError(f"cannot open the store at {path}: {exc}") from None
+
+    def query(self, sparql: str, *, default_graphs: Sequence[NamedNode] = (),
+              named_graphs: Sequence[NamedNode] = (), union: bool = False) -> QueryResult:
+        """Run a query; explicit default graphs win over `union`. SyntaxError on a bad query."""
+        options: dict = {}
+        if default_graphs:
+            options["default_graph"] = list(default_graphs)
+        else:
+            options["use_default_graph_as_union"] = union
+        if named_graphs:
+            options["named_graphs"] = list(named_graphs)
+        return self._store.query(sparql, **options)
+
+    def update(self, sparql: str) -> None:
+        """One SPARQL Update, applied atomically (SyntaxError on a bad update)."""
+        with self._write_lock:
+            try:
+                self._store.update(sparql)
+            except OSError as exc:
+                raise StoreError(f"update failed, nothing written: {exc}") from None
+
+    def papers(self) -> list[PaperInfo]:
+        sizes = {row["g"].value: int(row["n"].value) for row in self._store.query(GRAPH_SIZES)}
+        found = [(paper_of_graph(g), n) for g, n in sizes.items()]
+        return [PaperInfo(paper=p, graph=graph_iri(p).value, triples=n)
+                for p, n in sorted(found, key=lambda item: str(item[0])) if p is not None]
+
+    def has_graph(self, graph: NamedNode | DefaultGraph) -> bool:
+        return isinstance(graph, DefaultGraph) or self._store.contains_named_graph(graph)
+
+    def graph_quads(self, graph: NamedNode | DefaultGraph) -> Iterator[Quad]:
+        return self._store.quads_for_pattern(None, None, None, graph)
+
+    def load(self, quads: Sequence[Quad]) -> None:
+        """Add quads in one transaction (used to build demo and benchmark stores)."""
+        with self._write_lock:
+            self._store.extend(quads)
+
+    def flush(self) -> None:
+        self._store.flush()

@@ -1,0 +1,99 @@
+"""Parse a SPARQL 1.1 Protocol request (GET, POST form, POST direct) into one operation.
+
+Pure: it sees the method, the Content-Type, the URL parameters and the body, nothing else.
+
+>>> op = parse_operation("GET", None, [("query", "ASK {}"), ("default-graph-uri", "urn:g")], b"")
+>>> op.query, op.default_graphs
+('ASK {}', ('urn:g',))
+>>> parse_operation("POST", "application/sparql-update", [], b"CLEAR ALL").update
+'CLEAR ALL'
+>>> parse_operation("GET", None, [], b"")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+kgctl.service.execution.HttpProblem: missing 'query' parameter: send ?query=... (GET), ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict
+
+from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem, QueryRequest
+
+HTTP_UNSUPPORTED_MEDIA = 415
+FORM = "application/x-www-form-urlencoded"
+DIRECT_QUERY = "application/sparql-query"
+DIRECT_UPDATE = "application/sparql-update"
+
+
+class UpdateRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    update: str
+
+
+Params = Sequence[tuple[str, str]]
+
+
+def parse_operation(method: str, content_type: str | None, params: Params, body: bytes,
+                    *, accept: str | None = None, union: bool = False
+                    ) -> QueryRequest | UpdateRequest:
+    """The query or update a request carries; `union` is the server's default-graph option."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    fields = list(params)
+    direct: tuple[str, str] | None = None
+    if method == "POST":
+        if media == FORM:
+            fields += parse_qsl(_text(body), keep_blank_values=True)
+        elif media == DIRECT_QUERY:
+            direct = ("query", _text(body))
+        elif media == DIRECT_UPDATE:
+            direct = ("update", _text(body))
+        else:
+            raise HttpProblem(HTTP_UNSUPPORTED_MEDIA,
+                              f"unsupported Content-Type {content_type!r}; use {FORM}, "
+                              f"{DIRECT_QUERY} or {DIRECT_UPDATE}")
+    queries = _values(fields, "query") + ([direct[1]] if direct and direct[0] == "query" else [])
+    updates = _values(fields, "update") + ([direct[1]] if direct and direct[0] == "update" else [])
+    if queries and updates:
+        raise HttpProblem(HTTP_BAD_REQUEST, "send a query or an update, not both")
+    if updates:
+        if method != "POST":
+            raise HttpProblem(HTTP_BAD_REQUEST, "updates must be sent with POST")
+        return UpdateRequest(update=_single(updates, "update"))
+    if not queries:
+        raise HttpProblem(HTTP_BAD_REQUEST, "missing 'query' parameter: send ?query=... (GET), "
+                          f"a form with query=... (POST) or a body of type {DIRECT_QUERY}")
+    formats = _values(fields, "format")
+    return QueryRequest(
+        query=_single(queries, "query"),
+        default_graphs=tuple(_values(fields, "default-graph-uri")),
+        named_graphs=tuple(_values(fields, "named-graph-uri")),
+        union=union or _flag(_values(fields, "union-default-graph")),
+        accept=accept,
+        format=formats[-1] if formats else None,
+    )
+
+
+def _values(fields: Params, name: str) -> list[str]:
+    return [value for key, value in fields if key == name]
+
+
+def _single(values: list[str], name: str) -> str:
+    if len(values) > 1:
+        raise HttpProblem(HTTP_BAD_REQUEST, f"exactly one '{name}' is allowed, got {len(values)}")
+    if not values[0].strip():
+        raise HttpProblem(HTTP_BAD_REQUEST, f"empty '{name}'")
+    return values[0]
+
+
+def _flag(values: list[str]) -> bool:
+    return any(v.strip().lower() in ("", "true", "1", "yes") for v in values)
+
+
+def _text(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HttpProblem(HTTP_BAD_REQUEST, "request body is not UTF-8") from None
