@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from kgctl.store import EmbeddedStore  # noqa: E402
 from store_helpers import record, step_triples  # noqa: E402
+
+from kgctl.store import EmbeddedStore  # noqa: E402
 
 THREADS = 8
 WRITES_PER_THREAD = 500

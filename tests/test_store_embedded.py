@@ -9,10 +9,11 @@ import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
+from store_helpers import EX, record, step_triples  # noqa: E402
+
 from kgctl.errors import InputError, StoreError
 from kgctl.store import EmbeddedStore, canonical_nquads
 from kgctl.store.iris import graph_iri
-from store_helpers import EX, record, step_triples  # noqa: E402
 
 HAS_ORDER = f"SELECT ?s WHERE {{ ?s <{EX}hasOrder> ?o }}"
 

@@ -17,6 +17,7 @@ from pyoxigraph import (
     BlankNode,
     Literal,
     NamedNode,
+    Quad,
     QueryBoolean,
     QuerySolutions,
     QueryTriples,
@@ -96,6 +97,9 @@ class GraphStore(Protocol):
 
     def trace(self, paper_id: str) -> list[CallRecord]:
         """The paper's accepted calls in order (from its provenance graph)."""
+
+    def replace_paper(self, paper_id: str, quads: Iterable[Quad]) -> None:
+        """Atomically replace a paper's graph and provenance graph by `quads` (replay)."""
 
     def drop(self, paper_id: str) -> None:
         """Remove a paper's graph and its provenance; unknown paper is a StoreError."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Triple
 
 from kgctl.errors import InputError
 from kgctl.store.bindings import inject_values
@@ -36,12 +36,16 @@ def _triple_text(triple: Triple) -> str:
 
 
 def quads_block(quads: Iterable[Quad]) -> str:
-    """``GRAPH <g> { s p o . ... }`` blocks for INSERT DATA / DELETE DATA, grouped by graph."""
-    by_graph: dict[str, list[str]] = {}
+    """``GRAPH <g> { s p o . ... }`` blocks for INSERT DATA / DELETE DATA, grouped by graph
+    (default-graph triples stand alone)."""
+    by_graph: dict[str | None, list[str]] = {}
     for quad in quads:
-        by_graph.setdefault(term_to_sparql(quad.graph_name), []).append(_triple_text(quad.triple))
+        graph = None if isinstance(quad.graph_name, DefaultGraph) else quad.graph_name
+        key = None if graph is None else term_to_sparql(graph)
+        by_graph.setdefault(key, []).append(_triple_text(quad.triple))
     return " ".join(
-        f"GRAPH {graph} {{ {' . '.join(lines)} }}" for graph, lines in by_graph.items()
+        " . ".join(lines) + " ." if graph is None else f"GRAPH {graph} {{ {' . '.join(lines)} }}"
+        for graph, lines in by_graph.items()
     )
 
 
