@@ -104,15 +104,12 @@ def align_lists(gold: list[Node], pred: list[Node]) -> Alignment:
         for node in pred:
             result.merge(align(None, node))
         return result
-    pairs = {(i, j): align(g, p) for i, g in enumerate(gold) for j, p in enumerate(pred)}
-    matched = np.zeros((len(gold), len(pred)))
-    for (i, j), pair in pairs.items():
-        matched[i, j] = pair.total.tp
+    matched = np.array([[matched_slots(g, p) for p in pred] for g in gold], dtype=float)
     rows, cols = linear_sum_assignment(matched, maximize=True)
     used_gold, used_pred = set(), set()
     for i, j in zip(rows, cols, strict=True):
         if matched[i, j] > 0:
-            result.merge(pairs[(i, j)])
+            result.merge(align(gold[i], pred[j]))
             used_gold.add(i)
             used_pred.add(j)
     for i, node in enumerate(gold):
@@ -122,6 +119,22 @@ def align_lists(gold: list[Node], pred: list[Node]) -> Alignment:
         if j not in used_pred:
             result.merge(align(None, node))
     return result
+
+
+def matched_slots(gold: Node, pred: Node) -> int:
+    """Agreeing slots of a pair under the best alignment of their children (the TP count)."""
+    own = sum(1 for key, g in gold.slots.items()
+              if g is not None and (p := pred.slots.get(key)) is not None and slots_agree(g, p))
+    return own + sum(_best_total(kids, pred.children.get(key, []))
+                     for key, kids in gold.children.items())
+
+
+def _best_total(gold: list[Node], pred: list[Node]) -> int:
+    if not gold or not pred:
+        return 0
+    matched = np.array([[matched_slots(g, p) for p in pred] for g in gold], dtype=float)
+    rows, cols = linear_sum_assignment(matched, maximize=True)
+    return int(matched[rows, cols].sum())
 
 
 def ratio(num: int, den: int) -> float:
