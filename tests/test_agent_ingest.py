@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
 from agent_helpers import write_pdf  # noqa: E402
+
 from kgctl.agent.ingest import load_document  # noqa: E402
 from kgctl.agent.search import PassageIndex  # noqa: E402
 from kgctl.errors import InputError  # noqa: E402

@@ -1,0 +1,166 @@
+"""The extraction plan, compiled from the IR and its tool surface (pure, deterministic).
+
+One plan step per tool set that creates entities, in the tool surface's order (for the TWA
+ontologies: syntheses and products -> their chemical inputs and outputs -> ordered steps with
+conditions -> the other ontologies' entities, e.g. characterisation and CBUs). Each step names
+its goal, what to read, the tools it may call (its own tool set plus linking and read tools;
+repair tools join in the verification pass), its prompt and its verification rules.
+Optional plan hints (YAML) add per-class verification rules and read hints, e.g. what counts
+as a separate synthesis step; without them the plan comes from the IR alone.
+
+>>> from kgctl.ontology import default_ir
+>>> plan = compile_plan(default_ir())
+>>> plan.to_json() == compile_plan(default_ir()).to_json()
+True
+>>> plan.steps[0].tools[0].startswith("create_")
+True
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kgctl.compiler.naming import local_name, snake
+from kgctl.compiler.prompts import SYSTEM_PROMPT, step_prompt, verification_rules
+from kgctl.compiler.spec import ToolSpec, ToolSurface
+from kgctl.compiler.tools import compile_tools
+from kgctl.errors import InputError
+from kgctl.ontology.ir import OntologyIR
+
+PLAN_FORMAT = "kgctl-plan/1"
+# Tool sets that never make a plan step of their own: offered alongside every step.
+SHARED_TOOLSETS = ("links", "read")
+REPAIR_TOOLSET = "repair"
+# Section titles worth reading for any entity (generic structure of experimental papers).
+GENERIC_READ = ("experimental", "synthesis", "method", "procedure", "supplementary")
+MIN_READ_WORD = 4  # shorter label words ("of", "the") are not section hints
+STEP_TITLES = {
+    "core": "Top-level entities",
+    "parts": "Parts of the top-level entities",
+    "sequence": "Ordered members with their conditions",
+}
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlanHints(Frozen):
+    """Optional text the T-Box does not carry: verification rules per class (CURIE or IRI) and
+    extra section-title words to read per tool set."""
+
+    verify: dict[str, list[str]] = {}
+    read: dict[str, list[str]] = {}
+
+
+class PlanStep(Frozen):
+    id: str  # the tool set
+    title: str
+    goal: str
+    classes: tuple[str, ...]  # IRIs of the entities this step creates
+    read: tuple[str, ...]  # section-title words to show the model first
+    tools: tuple[str, ...]  # tools the step may call (besides evidence search)
+    prompt: str
+    verify: str = ""  # rules of the verification pass; empty: no pass
+
+
+class Plan(Frozen):
+    format: str = PLAN_FORMAT
+    ontologies: tuple[str, ...]
+    top_level: tuple[str, ...]
+    system_prompt: str
+    steps: tuple[PlanStep, ...]
+    repair_tools: tuple[str, ...] = Field(default=())
+
+    def to_json(self) -> str:
+        """Canonical JSON: the same IR and hints give byte-identical text."""
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False,
+                          sort_keys=True) + "\n"
+
+    def step(self, step_id: str) -> PlanStep:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise InputError(f"no plan step {step_id!r}; steps: {', '.join(s.id for s in self.steps)}")
+
+
+def compile_plan(
+    ir: OntologyIR, *, surface: ToolSurface | None = None, hints: PlanHints | None = None
+) -> Plan:
+    """The plan of an IR: steps in tool-set order, each with its tools, prompt and rules."""
+    surface = surface or compile_tools(ir)
+    hints = hints or PlanHints()
+    shared = tuple(t.name for t in surface.tools if t.toolset in SHARED_TOOLSETS)
+    steps = []
+    for toolset in surface.toolsets:
+        own = [t for t in surface.tools if t.toolset == toolset]
+        if toolset in (*SHARED_TOOLSETS, REPAIR_TOOLSET) or not _creates(own):
+            continue
+        steps.append(_step(ir, toolset, own, shared=shared, hints=hints))
+    return Plan(
+        ontologies=ir.ontologies,
+        top_level=ir.top_level,
+        system_prompt=SYSTEM_PROMPT,
+        steps=tuple(steps),
+        repair_tools=tuple(t.name for t in surface.tools if t.toolset == REPAIR_TOOLSET),
+    )
+
+
+def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
+    """Plan hints from YAML; class names may be CURIEs of the IR's prefixes."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        hints = PlanHints.model_validate(data)
+    except OSError as exc:
+        raise InputError(f"cannot read plan hints {path}: {exc.strerror}") from None
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise InputError(f"{path}: not valid plan hints ({str(exc).splitlines()[0]})") from None
+    verify = {}
+    for name, rules in hints.verify.items():
+        iri = _expand(ir, name)
+        if iri not in ir.classes:
+            raise InputError(f"{path}: plan hints name an unknown class {name!r}")
+        verify[iri] = rules
+    return PlanHints(verify=verify, read=hints.read)
+
+
+def _creates(tools: list[ToolSpec]) -> bool:
+    return any(t.action in ("create", "add") and t.target for t in tools)
+
+
+def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[str, ...],
+          hints: PlanHints) -> PlanStep:
+    classes = tuple(dict.fromkeys(t.target for t in tools
+                                  if t.action in ("create", "add") and t.target))
+    labels = [_label(ir, c) for c in classes]
+    title = STEP_TITLES.get(toolset, f"{toolset.replace('_', ' ').capitalize()} entities")
+    goal = (f"Record every {', '.join(labels)} the paper reports, with the values and links "
+            "the tools of this step accept.")
+    read = tuple(dict.fromkeys([
+        *GENERIC_READ,
+        *(w for label in labels for w in snake(label).split("_") if len(w) >= MIN_READ_WORD),
+        *hints.read.get(toolset, []),
+    ]))
+    extra = [rule for c in classes for rule in hints.verify.get(c, [])]
+    return PlanStep(
+        id=toolset, title=title, goal=goal, classes=classes, read=read,
+        tools=(*(t.name for t in tools), *shared),
+        prompt=step_prompt(ir, title=title, goal=goal, tools=tools),
+        verify=verification_rules(ir, tools, extra=extra),
+    )
+
+
+def _label(ir: OntologyIR, cls: str) -> str:
+    info = ir.classes.get(cls)
+    return info.label if info else local_name(cls)
+
+
+def _expand(ir: OntologyIR, name: str) -> str:
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in ir.prefixes and not rest.startswith("//"):
+        return ir.prefixes[prefix] + rest
+    return name
