@@ -135,8 +135,10 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
     domain = sorted(
         {c for d in graph.object_keys(iri, RDFS + "domain") for c in named_members(graph, d)}
     )
+    ranges = graph.object_keys(iri, RDFS + "range")
     rng = sorted(
-        {c for r in graph.object_keys(iri, RDFS + "range") for c in named_members(graph, r)}
+        {c for r in ranges for c in named_members(graph, r)}
+        | {t for r in ranges for t in _literal_types(graph, r)}
     )
     inverse = graph.named(iri, OWL + "inverseOf") or [
         s for s in graph.subjects() if iri in graph.named(s, OWL + "inverseOf")
@@ -164,8 +166,20 @@ def _property_kind(types: set[str], rng: list[str]) -> str:
     return "datatype" if literal else "object"
 
 
+def _literal_types(graph: TBoxGraph, node: Key) -> set[str]:
+    """Datatypes of the literals of an enumerated data range ``[ owl:oneOf ("a" "b") ]``."""
+    return {
+        t.datatype.value
+        for head in graph.object_keys(node, OWL + "oneOf")
+        for t in graph.rdf_list(head)
+        if isinstance(t, ox.Literal)
+    }
+
+
 def _inherit_signatures(props: dict[str, PropertyInfo]) -> dict[str, PropertyInfo]:
-    """A sub-property without its own domain/range takes its nearest parent's (induced)."""
+    """Induced signatures: a property without its own domain/range takes the range/domain of
+    its inverse, else its nearest parent's."""
+    swapped = {"domain": "range", "range": "domain"}
 
     def inherited(iri: str, attr: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
         prop = props.get(iri)
@@ -174,6 +188,9 @@ def _inherit_signatures(props: dict[str, PropertyInfo]) -> dict[str, PropertyInf
         own = getattr(prop, attr)
         if own:
             return own
+        inverse = props.get(prop.inverse_of or "")
+        if inverse is not None and getattr(inverse, swapped[attr]):
+            return getattr(inverse, swapped[attr])
         for parent in prop.parents:
             found = inherited(parent, attr, seen | {iri})
             if found:
