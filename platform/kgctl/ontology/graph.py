@@ -47,6 +47,7 @@ class TBoxGraph:
         self._index: dict[Key, dict[str, list[ox.NamedNode | ox.BlankNode | ox.Literal]]] = {}
         self._file: dict[Key, str] = {}  # first file that says something about the subject
         self._typed_in: dict[tuple[Key, str], str] = {}  # (subject, rdf:type) -> first file
+        self._reverse: dict[tuple[str, Key], list[Key]] = {}  # (predicate, object) -> subjects
         for tbox in files:
             for triple in tbox.triples:
                 subject = key(triple.subject)
@@ -54,6 +55,10 @@ class TBoxGraph:
                 objects = self._index.setdefault(subject, {}).setdefault(predicate, [])
                 if triple.object not in objects:
                     objects.append(triple.object)
+                    if not isinstance(triple.object, ox.Literal):
+                        self._reverse.setdefault((predicate, key(triple.object)), []).append(
+                            subject
+                        )
                 self._file.setdefault(subject, tbox.name)
                 if predicate == RDF_TYPE and isinstance(triple.object, ox.NamedNode):
                     self._typed_in.setdefault((subject, triple.object.value), tbox.name)
@@ -79,10 +84,13 @@ class TBoxGraph:
     def types(self, subject: Key) -> set[str]:
         return set(self.named(subject, RDF_TYPE))
 
+    def subjects_with(self, predicate: str, obj: Key) -> list[Key]:
+        """Subjects of (?, predicate, obj), sorted."""
+        return sorted(set(self._reverse.get((predicate, obj), ())))
+
     def subjects_of_type(self, *classes: str) -> list[Key]:
         """Subjects typed with any of `classes`, sorted."""
-        wanted = set(classes)
-        return sorted(s for s in self._index if wanted & self.types(s))
+        return sorted({s for c in classes for s in self._reverse.get((RDF_TYPE, c), ())})
 
     def file_of(self, subject: Key) -> str:
         return self._file.get(subject, "")

@@ -109,7 +109,7 @@ def _declared_properties(graph: TBoxGraph) -> list[str]:
 def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
     parents = [p for p in graph.named(iri, RDFS + "subClassOf") if p != iri and not is_builtin(p)]
     disjoint = set(graph.named(iri, OWL + "disjointWith"))
-    disjoint |= {s for s in graph.subjects() if iri in graph.named(s, OWL + "disjointWith")}
+    disjoint.update(graph.subjects_with(OWL + "disjointWith", iri))
     for group in graph.subjects_of_type(OWL + "AllDisjointClasses"):
         members = {
             m
@@ -140,9 +140,7 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
         {c for r in ranges for c in named_members(graph, r)}
         | {t for r in ranges for t in _literal_types(graph, r)}
     )
-    inverse = graph.named(iri, OWL + "inverseOf") or [
-        s for s in graph.subjects() if iri in graph.named(s, OWL + "inverseOf")
-    ]
+    inverse = graph.named(iri, OWL + "inverseOf") or graph.subjects_with(OWL + "inverseOf", iri)
     return PropertyInfo(
         iri=iri,
         name=local_name(iri),

@@ -90,9 +90,9 @@ def split_aliases(spellings: dict[str, str]) -> tuple[dict[str, str], dict[str, 
 def _units_of(graph: TBoxGraph, classes: dict[str, ClassInfo], category: str) -> list[Unit]:
     below = {c for c, info in classes.items() if c == category or category in info.ancestors}
     found = []
-    for subject in graph.subjects():
+    for subject in graph.subjects_of_type(*below):
         typed = sorted(graph.types(subject) & below)
-        if typed and subject not in classes:
+        if subject not in classes:
             found.append(
                 Unit(
                     iri=subject,
