@@ -1,0 +1,310 @@
+"""Compile an IR into the tool surface: a pure, deterministic function.
+
+Pipeline: classify classes (top-level, ordered members, owned occurrences, label-identified
+auxiliaries) -> one `create_` tool per root or ordered class, one `add_` tool per ownership
+property, generic link/read/repair tools -> argument specs -> pydantic models -> JSON schemas.
+Nothing here knows a domain: every name, type, unit and enumeration comes from the IR.
+"""
+
+from __future__ import annotations
+
+from kgctl.compiler.naming import arg_name, local_name, snake
+from kgctl.compiler.schema import camel, model_for
+from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
+from kgctl.ontology.ir import OntologyIR, PropertyInfo
+
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+# nesting depth of inline objects (an Add with its ChemicalInput with its Supplier)
+MAX_INLINE_DEPTH = 2
+CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
+LINKS, READ, REPAIR = "links", "read", "repair"
+
+_DRY_RUN = ArgSpec(name="dry_run", kind="control",
+                   description="validate and report what would be written, write nothing")
+_EVIDENCE = ArgSpec(name="evidence", kind="control",
+                    description="where in the paper this was read: {quote, section, start, end}")
+_REF = "IRI or label of an existing entity of this paper"
+
+
+def compile_tools(ir: OntologyIR) -> ToolSurface:
+    """Every tool of the IR, sorted by tool set (in plan order) then name."""
+    view = _View(ir)
+    tools = [*view.create_tools(), *view.add_tools(), *_generic_tools(ir, view)]
+    tools = _dedupe_names(tools)
+    order = view.toolsets()
+    tools.sort(key=lambda t: (order.index(t.toolset), t.name))
+    return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order))
+
+
+class _View:
+    """Induced classification of an IR's classes and properties (read-only helper)."""
+
+    def __init__(self, ir: OntologyIR) -> None:
+        self.ir = ir
+        self.member_props = {o.member_property for o in ir.orderings}
+        self.unit_classes = {u.category for u in ir.units.values()}
+        self.measure_props = {p for q in ir.quantities.values()
+                              for p in (q.value_property, q.unit_property)}
+        self.ordered = {c: o for o in ir.orderings
+                        for r in self.range_of(o.member_property) for c in self.concretes(r)}
+
+    # -- classification -------------------------------------------------------------------
+    def range_of(self, prop: str) -> tuple[str, ...]:
+        info = self.ir.properties.get(prop)
+        return info.range if info else ()
+
+    def instantiable(self, cls: str) -> bool:
+        info = self.ir.classes.get(cls)
+        return (info is not None and not info.abstract and not info.external
+                and not self.is_measure(cls))
+
+    def is_measure(self, cls: str) -> bool:
+        """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
+        return (any(self.ir.is_a(cls, q) or self.ir.is_a(q, cls) for q in self.ir.quantities)
+                or any(self.ir.is_a(cls, u) or self.ir.is_a(u, cls) for u in self.unit_classes))
+
+    def concretes(self, cls: str) -> tuple[str, ...]:
+        return tuple(c for c in self.ir.subclasses(cls) if self.instantiable(c))
+
+    def range_concretes(self, prop: PropertyInfo) -> tuple[str, ...]:
+        """Instantiable classes a property's range admits, declared ranges first."""
+        found = {c for r in prop.range for c in self.concretes(r)}
+        return tuple(sorted(found, key=lambda c: (c not in prop.range, c)))
+
+    def is_label_class(self, cls: str) -> bool:
+        return self.ir.classes[cls].identity == "label"
+
+    def object_props(self) -> list[PropertyInfo]:
+        return [p for _, p in sorted(self.ir.properties.items())
+                if p.kind == "object" and p.domain and self.ir.quantity_of(p.iri) is None
+                and p.iri not in self.measure_props and not self.is_back_link(p)]
+
+    def is_back_link(self, prop: PropertyInfo) -> bool:
+        """Of an inverse pair only one direction owns: the one from a top-level class, else
+        the first by IRI. The other stays reachable through `link`."""
+        other = self.ir.properties.get(prop.inverse_of or "")
+        if other is None or other.kind != "object" or not other.domain:
+            return False
+        tops = set(self.ir.top_level)
+        if tops.intersection(prop.domain) != tops.intersection(other.domain):
+            return not tops.intersection(prop.domain)
+        return other.iri < prop.iri
+
+    def is_enumerated(self, prop: str) -> bool:
+        return any(e.on_property == prop for e in self.ir.enumerations)
+
+    def owning_props(self, cls: str) -> list[PropertyInfo]:
+        """Object properties from some class that can point to `cls` (except orderings)."""
+        return [p for p in self.object_props()
+                if p.iri not in self.member_props and not self.is_enumerated(p.iri)
+                and cls in self.range_concretes(p)]
+
+    def roots(self) -> list[str]:
+        return sorted(
+            c for c in self.ir.classes
+            if self.instantiable(c) and c not in self.ordered
+            and (c in self.ir.top_level or not self.owning_props(c))
+        )
+
+    def toolsets(self) -> list[str]:
+        files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
+        others = [f for f in dict.fromkeys(files) if f not in (CORE, PARTS, SEQUENCE)]
+        return [CORE, PARTS, SEQUENCE, *others, LINKS, READ, REPAIR]
+
+    def toolset_of(self, cls: str, subject: tuple[str, ...] = ()) -> str:
+        lineage = [c for s in subject for c in self.ir.subclasses(s)]
+        if cls in self.ir.top_level and not subject:
+            return CORE
+        if any(c in self.ir.top_level for c in lineage):
+            return PARTS
+        if cls in self.ordered or any(c in self.ordered for c in lineage):
+            return SEQUENCE
+        ontology = self.ir.classes[cls].ontology if cls in self.ir.classes else ""
+        return snake(ontology.rsplit(".", 1)[0]) if ontology else PARTS
+
+    # -- argument specs ---------------------------------------------------------------------
+    def describe(self, iri: str) -> str:
+        info = self.ir.classes.get(iri) or self.ir.properties.get(iri)
+        if info is None:
+            return ""
+        return f"{info.label}: {info.comment}".strip() if info.comment else info.label
+
+    def field_args(self, cls: str, *, depth: int, skip: frozenset[str] = frozenset()
+                   ) -> tuple[ArgSpec, ...]:
+        """One argument per property whose domain admits `cls` (writes `cls --p--> value`)."""
+        args = [ArgSpec(name="label", kind="label", property=RDFS_LABEL,
+                        required=self.is_label_class(cls),
+                        description="name of this entity as written in the paper")]
+        for prop in self.ir.properties_of(cls):
+            if (prop.iri in skip or prop.iri in self.member_props or prop.kind == "annotation"
+                    or prop.iri in self.measure_props):
+                continue
+            arg = self.property_arg(cls, prop, depth=depth)
+            if arg is not None:
+                args.append(arg)
+        return tuple(args)
+
+    def property_arg(self, cls: str, prop: PropertyInfo, *, depth: int) -> ArgSpec | None:
+        card = self.ir.cardinality(cls, prop.iri)
+        many = not (prop.functional or card.max == 1)
+        # comments once per tool: nested (inline) fields carry the property label only
+        text = self.describe(prop.iri) if depth <= 1 else prop.label
+        common = {"name": arg_name(prop.name), "property": prop.iri, "many": many,
+                  "required": card.min >= 1, "description": text}
+        if prop.kind == "datatype":
+            enum = self.ir.enumeration(cls, prop.iri)
+            return ArgSpec(kind="literal", datatype=prop.range[0] if prop.range else None,
+                           enum=enum.values if enum else (), **common)
+        quantity = self.ir.quantity_of(prop.iri)
+        if quantity is not None:
+            return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,
+                           **common)
+        targets = self.range_concretes(prop)
+        if not targets:
+            return None
+        enum = self.ir.enumeration(cls, prop.iri)
+        if enum is not None:  # fixed individuals
+            return ArgSpec(kind="node", classes=targets, enum=enum.values, **common)
+        label_mode = all(self.is_label_class(t) for t in targets)
+        names = self.ir.enumeration(targets[0], RDFS_LABEL) if label_mode else None
+        fields: tuple[ArgSpec, ...] = ()
+        if depth < MAX_INLINE_DEPTH and len(targets) == 1:
+            fields = self.field_args(targets[0], depth=depth + 1)
+            if label_mode and len(fields) == 1:  # a name and nothing else: a plain string
+                fields = ()
+        return ArgSpec(kind="node", node_mode="label" if label_mode else "occurrence",
+                       classes=targets, fields=fields, enum=names.values if names else (),
+                       **common)
+
+    def type_arg(self, classes: tuple[str, ...]) -> tuple[ArgSpec, ...]:
+        if len(classes) < 2:
+            return ()
+        return (ArgSpec(name="type", kind="type", classes=classes, required=True,
+                        description="which kind of entity to create"),)
+
+    # -- tools ----------------------------------------------------------------------------------
+    def create_tools(self) -> list[ToolSpec]:
+        tools = []
+        for cls in sorted({*self.roots(), *self.ordered}):
+            info = self.ir.classes[cls]
+            head: list[ArgSpec] = []
+            order_prop = None
+            if cls in self.ordered:
+                rule = self.ordered[cls]
+                order_prop = rule.order_property
+                head = [
+                    ArgSpec(name=snake(local_name(rule.container_class)), kind="container",
+                            property=rule.member_property, classes=(rule.container_class,),
+                            required=True, description=f"the {self._label(rule.container_class)}"
+                            f" this step belongs to ({_REF})"),
+                    ArgSpec(name=arg_name(local_name(order_prop)), kind="literal",
+                            property=order_prop, datatype=_range1(self.ir, order_prop),
+                            required=True, description=self.describe(order_prop)
+                            or f"position from {rule.start}"),
+                ]
+            skip = frozenset({order_prop} if order_prop else ())
+            args = (*head, *self.field_args(cls, depth=1, skip=skip), _DRY_RUN, _EVIDENCE)
+            tools.append(ToolSpec(
+                name=f"create_{snake(info.name)}", action="create", target=cls,
+                via=head[0].property if head else None, order_property=order_prop,
+                toolset=self.toolset_of(cls), args=args,
+                description=f"Create one {info.label}. {self.describe(cls)}".strip()))
+        return tools
+
+    def add_tools(self) -> list[ToolSpec]:
+        tools = []
+        for prop in self.object_props():
+            if prop.iri in self.member_props or self.is_enumerated(prop.iri):
+                continue
+            targets = tuple(t for t in self.range_concretes(prop) if not self.is_label_class(t))
+            if not targets:
+                continue
+            subject = ArgSpec(name="subject", kind="subject", classes=prop.domain, required=True,
+                              description=f"the entity to attach it to ({_REF}), one of: "
+                              + ", ".join(self._label(d) for d in prop.domain))
+            fields = self.field_args(targets[0], depth=1) if len(targets) == 1 else (
+                ArgSpec(name="label", kind="label", property=RDFS_LABEL,
+                        description="name of this entity as written in the paper"),)
+            tools.append(ToolSpec(
+                name=f"add_{arg_name(prop.name)}", action="add", target=targets[0], via=prop.iri,
+                toolset=self.toolset_of(targets[0], prop.domain),
+                args=(subject, *self.type_arg(targets), *fields, _DRY_RUN, _EVIDENCE),
+                description=(f"Create a new {' or '.join(self._label(t) for t in targets)} and "
+                             f"attach it with '{prop.label}'. {self.describe(prop.iri)}").strip()))
+        return tools
+
+    def _label(self, cls: str) -> str:
+        info = self.ir.classes.get(cls)
+        return info.label if info else local_name(cls)
+
+
+def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
+    """The argument spec (write plan) of one property on one class, as a create tool has it."""
+    return _View(ir).property_arg(cls, ir.properties[prop], depth=1)
+
+
+def _range1(ir: OntologyIR, prop: str) -> str | None:
+    info = ir.properties.get(prop)
+    return info.range[0] if info and info.range else None
+
+
+def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
+    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
+    links = tuple(p.iri for p in view.object_props())
+    writable = tuple(sorted(p for p, i in ir.properties.items() if i.kind != "annotation"))
+    entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
+    any_class = ArgSpec(name="class_name", kind="type", classes=classes,
+                        description="restrict to this class (and its sub-classes)")
+    prop_arg = ArgSpec(name="property", kind="literal", enum=tuple(ir.curie(p) for p in writable),
+                       required=True, description="property to change (prefixed name)")
+    return [
+        ToolSpec(name="link", action="link", toolset=LINKS, description=(
+            "Link two existing entities of this paper with an object property; domain, range "
+            "and cardinality are checked."), args=(
+            ArgSpec(name="subject", kind="subject", required=True, description=_REF),
+            ArgSpec(name="property", kind="literal", required=True, description="object "
+                    "property (prefixed name)", enum=tuple(ir.curie(p) for p in links)),
+            ArgSpec(name="object", kind="subject", required=True, description=_REF),
+            _DRY_RUN, _EVIDENCE)),
+        ToolSpec(name="list_instances", action="read", toolset=READ, args=(any_class,),
+                 description="List entities of this paper (IRI, class, label), optionally of one "
+                             "class."),
+        ToolSpec(name="describe_instance", action="read", toolset=READ, args=(entity,),
+                 description="Every fact about one entity of this paper, outgoing and incoming."),
+        ToolSpec(name="show_sequence", action="read", toolset=READ, args=(
+            ArgSpec(name="container", kind="subject", required=True, description=_REF),),
+            description="The ordered members (e.g. steps) of one container, by order, with "
+                        "gaps and duplicates reported."),
+        ToolSpec(name="find_orphans", action="read", toolset=READ, args=(),
+                 description="Entities of this paper that nothing points to and that are not "
+                             "top-level entities."),
+        ToolSpec(name="update_property", action="repair", toolset=REPAIR, args=(
+            entity, prop_arg,
+            ArgSpec(name="value", kind="literal", description="new value (literal, IRI or "
+                    "label of an entity; a {value, unit, label} object for a quantity); omit "
+                    "to remove the property"),
+            _DRY_RUN, _EVIDENCE),
+            description="Replace the value(s) of one property of an entity; all checks apply."),
+        ToolSpec(name="delete_entity", action="repair", toolset=REPAIR, args=(
+            entity, _DRY_RUN, _EVIDENCE),
+            description="Delete an entity with the nodes that only it owns (quantities, inline "
+                        "occurrences); later ordered members move up one place."),
+    ]
+
+
+def _dedupe_names(tools: list[ToolSpec]) -> list[ToolSpec]:
+    seen: dict[str, int] = {}
+    for t in tools:
+        seen[t.name] = seen.get(t.name, 0) + 1
+    out = []
+    for t in tools:
+        if seen[t.name] > 1 and t.via:
+            t = t.model_copy(update={"name": f"{t.name}_{snake(local_name(t.via))}"})
+        out.append(t)
+    return out
+
+
+def _with_schema(tool: ToolSpec) -> ToolSpec:
+    model = model_for(camel(tool.name), tool.args)
+    schema = model.model_json_schema()
+    return tool.model_copy(update={"input_schema": schema})

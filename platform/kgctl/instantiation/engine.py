@@ -1,0 +1,361 @@
+"""The instantiation engine: one tool call = validate everything, then one atomic write.
+
+Pipeline of a write call: guard the input size -> plan the triples in a `Draft` (findings
+collected, nothing written) -> reject with all findings, or report a dry run, or write the
+triples and the call record in one `store.write` and keep the paper index current.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+from pyoxigraph import NamedNode, Triple
+
+from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
+from kgctl.compiler.naming import local_name
+from kgctl.compiler.tools import property_arg
+from kgctl.instantiation.findings import Finding, Rejected, ToolResult
+from kgctl.instantiation.index import PaperIndex
+from kgctl.instantiation.planner import Draft
+from kgctl.instantiation.reads import run_read
+from kgctl.instantiation.values import MAX_CALL_BYTES, coerce_literal, literal
+from kgctl.ontology.ir import OntologyIR, OrderingRule
+from kgctl.store.base import CallRecord, Evidence, GraphStore
+from kgctl.store.provenance import utc_now
+
+_MEMBERS = "SELECT ?m ?o WHERE { ?c ?member ?m . OPTIONAL { ?m ?order ?o } }"
+_OUT = "SELECT ?p ?o WHERE { ?s ?p ?o }"
+_IN = "SELECT ?s ?p WHERE { ?s ?p ?o }"
+_CONTAINER = "SELECT ?c WHERE { ?c ?member ?m }"
+
+
+class Instantiator:
+    """Runs compiled tools against one store. `feedback=False` turns every check that only
+    produces feedback off (guards stay: size, IRI syntax, control characters, unresolvable
+    references), so whatever a call gives is written."""
+
+    def __init__(self, ir: OntologyIR, store: GraphStore, *, surface: ToolSurface | None = None,
+                 feedback: bool = True) -> None:
+        self.ir, self.store, self.feedback = ir, store, feedback
+        self.surface = surface or compile_tools(ir)
+        self._indexes: dict[str, PaperIndex] = {}
+        self._seq: dict[str, int] = {}
+
+    def index(self, paper_id: str) -> PaperIndex:
+        if paper_id not in self._indexes:
+            self._indexes[paper_id] = PaperIndex.load(self.store, paper_id)
+        return self._indexes[paper_id]
+
+    def _next_seq(self, paper_id: str) -> int:
+        if paper_id not in self._seq:
+            known = paper_id in self.store.papers()
+            self._seq[paper_id] = len(self.store.trace(paper_id)) if known else 0
+        return self._seq[paper_id] + 1
+
+    # -- entry point ----------------------------------------------------------------------------
+    def call(self, tool: str, paper_id: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool; raises `Rejected` (nothing written) when the call is refused."""
+        spec = self.surface.get(tool)
+        if spec is None:
+            raise Rejected([Finding(code="unknown_tool", field="tool", value=tool,
+                                    message="no such tool", retryable=False,
+                                    allowed=tuple(t.name for t in self.surface.tools))])
+        size = len(json.dumps(arguments, ensure_ascii=False, default=str))
+        if size > MAX_CALL_BYTES:
+            raise Rejected([Finding(code="too_large", field="arguments", value=size,
+                                    message=f"call larger than {MAX_CALL_BYTES} bytes",
+                                    hint="split it into several calls")])
+        if spec.action == "read":
+            return run_read(self, spec, paper_id, arguments)
+        with self.store.writing():
+            return self._write(spec, paper_id, arguments)
+
+    def _write(self, spec: ToolSpec, paper_id: str, arguments: dict[str, Any]) -> ToolResult:
+        index = self.index(paper_id)
+        draft = Draft(self.ir, self.store, index, paper_id, seq=self._next_seq(paper_id),
+                      feedback=self.feedback)
+        evidence = _evidence(draft, arguments.get("evidence"))
+        getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
+        if draft.findings:
+            raise Rejected(draft.findings)
+        insert = list(dict.fromkeys(draft.insert))
+        delete = list(dict.fromkeys(draft.delete))
+        touched = tuple(dict.fromkeys([*draft.created, *draft.changed]))
+        summary = _summary(self.ir, spec, draft)
+        if arguments.get("dry_run"):
+            return ToolResult(status="dry_run", paper=paper_id, tool=spec.name, iris=touched,
+                              summary="would have " + summary, added=len(insert),
+                              removed=len(delete))
+        stored_args = {k: v for k, v in arguments.items() if k not in ("dry_run", "evidence")}
+        record = CallRecord(paper_id=paper_id, seq=0, tool=spec.name, arguments=stored_args,
+                            iris=touched, time=utc_now(), evidence=evidence)
+        self.store.write(paper_id, insert=insert, delete=delete, record=record)
+        index.apply(insert=insert, delete=delete)
+        self._seq[paper_id] = draft.seq
+        return ToolResult(paper=paper_id, tool=spec.name, iris=touched, summary=summary,
+                          added=len(insert), removed=len(delete))
+
+    # -- write plans ------------------------------------------------------------------------------
+    def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
+        cls = spec.target or ""
+        container = None
+        if spec.via:
+            head = spec.args[0]
+            container = _required_ref(draft, head.name, args, head.classes)
+        node = draft.mint(cls)
+        if container is not None:
+            draft.add(container, spec.via or "", NamedNode(node))
+            draft.changed.append(container)
+            order_arg = spec.args[1]
+            self.check_order(draft, container, spec.via or "", spec.order_property or "",
+                             args.get(order_arg.name), order_arg.name)
+        draft.fill(node, cls, spec.args, args)
+
+    def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
+        subject_arg = spec.args[0]
+        subject = _required_ref(draft, "subject", args, subject_arg.classes)
+        cls = spec.target or ""
+        type_arg = spec.arg("type")
+        if type_arg is not None:
+            by_name = {local_name(c): c for c in type_arg.classes}
+            chosen = by_name.get(str(args.get("type")))
+            if chosen is None:
+                draft.fail("enum_value" if "type" in args else "required_missing", "type",
+                           args.get("type"), "choose the kind of entity",
+                           allowed=tuple(by_name))
+            cls = chosen or cls
+        if subject is not None:
+            self.check_room(draft, subject, spec.via or "", "subject")
+        node = draft.mint(cls)
+        if subject is not None:
+            draft.add(subject, spec.via or "", NamedNode(node))
+            draft.changed.append(subject)
+        draft.fill(node, cls, tuple(a for a in spec.args if a.kind != "type"), args)
+
+    def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
+        prop = _property(self.ir, draft, args.get("property"), spec.arg("property").enum)
+        if prop is None:
+            return
+        info = self.ir.properties[prop]
+        subject = _required_ref(draft, "subject", args, info.domain)
+        ranges = tuple(info.range)
+        obj = _required_ref(draft, "object", args, ranges)
+        if subject is None or obj is None:
+            return
+        if NamedNode(obj) in draft.existing_values(subject, prop):
+            draft.fail("duplicate", "object", args.get("object"), "this link already exists")
+            return
+        self.check_room(draft, subject, prop, "property")
+        draft.add(subject, prop, NamedNode(obj))
+        draft.changed.append(subject)
+
+    def _plan_repair(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
+        entity = _required_ref(draft, "entity", args, ())
+        if entity is None:
+            return
+        if spec.name == "delete_entity":
+            self.plan_delete(draft, entity)
+            return
+        writable = spec.arg("property").enum
+        prop = _property(self.ir, draft, args.get("property"), writable)
+        if prop is None:
+            return
+        classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
+        cls = next((c for c in classes if prop in {p.iri for p in self.ir.properties_of(c)}),
+                   None)
+        if cls is None:
+            allowed = sorted({self.ir.curie(p.iri) for c in classes
+                              for p in self.ir.properties_of(c)})
+            draft.fail("type_mismatch", "property", args.get("property"), "the entity's class "
+                       "is not in this property's domain", allowed=tuple(allowed))
+            return
+        arg = property_arg(self.ir, cls, prop)
+        if arg is None:
+            return
+        arg = arg.model_copy(update={"name": "value"})
+        for old in draft.existing_values(entity, prop):
+            draft.delete.append(Triple(NamedNode(entity), NamedNode(prop), old))
+            if isinstance(old, NamedNode) and any(
+                    t in self.ir.quantities for t in draft.index.types.get(old.value, ())):
+                draft.delete.extend(self._outgoing(draft, old.value))
+        draft.changed.append(entity)
+        value = args.get("value")
+        if value is None:
+            if arg.required:
+                draft.fail("required_missing", "value", None, f"{self.ir.curie(prop)} is "
+                           "required on this entity; give a new value")
+            return
+        rule = next((r for r in self.ir.orderings if r.order_property == prop), None)
+        if rule is not None:
+            container = self._container_of(draft, entity, rule)
+            if container is not None:
+                self.check_order(draft, container, rule.member_property, prop, value, "value",
+                                 moving=entity)
+        for i, item in enumerate(draft.values(arg, value, "value")):
+            draft.value(entity, cls, arg, item, f"value[{i}]" if arg.many else "value")
+
+    # -- checks and graph walks -----------------------------------------------------------------
+    def check_order(self, draft: Draft, container: str, member: str, order_prop: str,
+                    raw: Any, field: str, *, moving: str | None = None) -> None:
+        """Orders within a container are unique and contiguous start..N."""
+        rule = _rule(self.ir, member, order_prop)
+        value, problem = coerce_literal(raw, _range(self.ir, order_prop))
+        if raw is None or problem or rule is None:
+            return  # missing / non-integer orders are reported by `fill`
+        rows = self.store.query(_MEMBERS, bindings={
+            "c": NamedNode(container), "member": NamedNode(member),
+            "order": NamedNode(order_prop)}, paper_id=draft.pid)
+        taken = {}
+        for row in rows:
+            if row["m"].value != moving and row["o"] is not None:
+                taken[row["m"].value] = _int(row["o"].value)
+        count = len({m for m in taken} | ({moving} if moving else set()))
+        last = rule.start + count - (0 if moving is None else 1)
+        expected = last if rule.contiguous else max(taken.values(), default=rule.start - 1) + 1
+        if value < rule.start:
+            draft.fail("range", field, value, f"orders start at {rule.start}",
+                       allowed=(expected,))
+        elif value in taken.values():
+            holder = next(m for m, o in taken.items() if o == value)
+            draft.fail("order_duplicate", field, value, f"order {value} is already taken by "
+                       f"{draft.index.label_of(holder) or holder}", allowed=(expected,),
+                       hint="use the next free order, or update the order of the other member "
+                       "first (show_sequence lists them)")
+        elif rule.contiguous and value > expected:
+            draft.fail("order_gap", field, value, f"order {value} would leave a gap after "
+                       f"{expected - 1}", allowed=(expected,),
+                       hint=f"orders are contiguous from {rule.start}")
+
+    def check_room(self, draft: Draft, subject: str, prop: str, field: str) -> None:
+        """Max-one: `subject` may take another value of `prop`."""
+        classes = [t for t in draft.types_of(subject) if t in self.ir.classes] or [""]
+        limit = min((self.ir.cardinality(c, prop).max or 10**9 for c in classes), default=None)
+        functional = self.ir.properties[prop].functional if prop in self.ir.properties else False
+        limit = 1 if functional else limit
+        existing = draft.existing_values(subject, prop)
+        if limit is not None and len(existing) >= limit:
+            draft.fail("max_one" if limit == 1 else "duplicate", field, self.ir.curie(prop),
+                       f"{draft.index.label_of(subject) or subject} already has "
+                       f"{len(existing)} value(s) of {self.ir.curie(prop)} (max {limit})",
+                       allowed=tuple(o.value for o in existing),
+                       hint="update or delete the existing one instead")
+
+    def _outgoing(self, draft: Draft, node: str) -> list[Triple]:
+        rows = self.store.query(_OUT, bindings={"s": NamedNode(node)}, paper_id=draft.pid)
+        return [Triple(NamedNode(node), r["p"], r["o"]) for r in rows]
+
+    def _incoming(self, draft: Draft, node: str) -> list[Triple]:
+        rows = self.store.query(_IN, bindings={"o": NamedNode(node)}, paper_id=draft.pid)
+        return [Triple(r["s"], r["p"], NamedNode(node)) for r in rows]
+
+    def _container_of(self, draft: Draft, entity: str, rule: OrderingRule) -> str | None:
+        rows = self.store.query(_CONTAINER, bindings={
+            "member": NamedNode(rule.member_property), "m": NamedNode(entity)},
+            paper_id=draft.pid)
+        return next((r["c"].value for r in rows), None)
+
+    def owned(self, draft: Draft, entity: str) -> list[str]:
+        """`entity` and the nodes only it owns: quantities and occurrences that nothing else
+        points to (named auxiliaries such as vessels stay)."""
+        found, todo = [entity], [entity]
+        while todo:
+            node = todo.pop()
+            for t in self._outgoing(draft, node):
+                child = t.object.value
+                if not isinstance(t.object, NamedNode) or child in found:
+                    continue
+                types = draft.index.types.get(child, set())
+                if not types or any(self.ir.classes.get(c) and
+                                    self.ir.classes[c].identity == "label" for c in types):
+                    continue
+                owners = {s.subject.value for s in self._incoming(draft, child)}
+                if owners <= set(found):
+                    found.append(child)
+                    todo.append(child)
+        return found
+
+    def plan_delete(self, draft: Draft, entity: str) -> None:
+        nodes = self.owned(draft, entity)
+        for node in nodes:
+            draft.delete.extend(self._outgoing(draft, node))
+            draft.delete.extend(self._incoming(draft, node))
+        draft.changed.extend(nodes)
+        for rule in self.ir.orderings:
+            container = self._container_of(draft, entity, rule)
+            if container is None:
+                continue
+            rows = self.store.query(_MEMBERS, bindings={
+                "c": NamedNode(container), "member": NamedNode(rule.member_property),
+                "order": NamedNode(rule.order_property)}, paper_id=draft.pid)
+            orders = {r["m"].value: r["o"] for r in rows if r["o"] is not None}
+            gone = _int(orders[entity].value) if entity in orders else None
+            for member, old in sorted(orders.items()):
+                if gone is not None and member != entity and _int(old.value) > gone:
+                    draft.delete.append(Triple(NamedNode(member),
+                                               NamedNode(rule.order_property), old))
+                    draft.add(member, rule.order_property,
+                              literal(_int(old.value) - 1, _range(self.ir, rule.order_property)))
+                    draft.changed.append(member)
+
+
+def _int(text: str) -> int:
+    try:
+        return int(float(text))
+    except ValueError:
+        return -1
+
+
+def _range(ir: OntologyIR, prop: str) -> str | None:
+    info = ir.properties.get(prop)
+    return info.range[0] if info and info.range else None
+
+
+def _rule(ir: OntologyIR, member: str, order_prop: str) -> OrderingRule | None:
+    return next((r for r in ir.orderings
+                 if r.member_property == member and r.order_property == order_prop), None)
+
+
+def _required_ref(draft: Draft, name: str, args: dict[str, Any],
+                  classes: tuple[str, ...]) -> str | None:
+    if args.get(name) is None:
+        draft.fail("required_missing", name, None, f"'{name}' is required",
+                   allowed=draft.index.nearest("", draft.candidates(classes)) if classes else ())
+        return None
+    return draft.resolve(name, args[name], classes)
+
+
+def _property(ir: OntologyIR, draft: Draft, raw: Any, allowed: tuple[str, ...]) -> str | None:
+    if raw is None:
+        draft.fail("required_missing", "property", None, "'property' is required",
+                   allowed=allowed)
+        return None
+    text = str(raw)
+    matches = [p for p in ir.properties
+               if ir.curie(p) in allowed and text in (p, ir.curie(p), local_name(p))]
+    if not matches:
+        draft.fail("enum_value", "property", raw, "unknown property", allowed=allowed)
+        return None
+    return matches[0]
+
+
+def _evidence(draft: Draft, raw: Any) -> Evidence | None:
+    if raw is None:
+        return None
+    try:
+        return Evidence.model_validate(raw)
+    except ValidationError as exc:
+        draft.fail("datatype", "evidence", raw, f"evidence must be {{quote, section, start, "
+                   f"end}}: {exc.errors()[0]['msg']}")
+        return None
+
+
+def _summary(ir: OntologyIR, spec: ToolSpec, draft: Draft) -> str:
+    main = draft.created[0] if draft.created else (draft.changed[0] if draft.changed else "")
+    verb = {"create": "created", "add": "created", "link": "linked",
+            "repair": "deleted" if spec.name == "delete_entity" else "updated"}[spec.action]
+    what = ir.curie(spec.target) if spec.target else ""
+    return (f"{verb} {what} {main}".replace("  ", " ").strip()
+            + f" (+{len(set(draft.insert))} / -{len(set(draft.delete))} triples)")
+

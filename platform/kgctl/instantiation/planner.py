@@ -1,0 +1,362 @@
+"""Turn one call's arguments into triples, collecting findings instead of raising.
+
+A `Draft` walks the argument specs of a compiled tool (its write plan): literals are coerced
+to their xsd range, quantities become quantity nodes, named auxiliaries are found or created
+by (class, normalised label), references are resolved to entities of this paper. Nothing is
+written here; the engine writes the draft in one transaction when it has no findings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from kgctl.compiler.naming import local_name
+from kgctl.compiler.spec import ArgSpec
+from kgctl.instantiation.findings import Finding
+from kgctl.instantiation.index import RDF_TYPE, RDFS_LABEL, PaperIndex
+from kgctl.instantiation.values import (
+    MAX_ITEMS,
+    MAX_TEXT,
+    coerce_literal,
+    coerce_number,
+    iri_problem,
+    literal,
+    looks_like_iri,
+    strip_iri,
+    text_problem,
+)
+from kgctl.ontology.ir import OntologyIR
+from kgctl.store.base import GraphStore
+from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_label
+
+# findings that stay on with feedback off: without them nothing sensible can be written
+GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_iri", "not_found",
+                    "unknown_tool"})
+# OM-2 magnitudes that cannot be negative (rates and temperatures can)
+NON_NEGATIVE_QUANTITIES = frozenset({
+    "Duration", "Mass", "Volume", "AmountOfSubstance", "Length", "Pressure", "Frequency",
+    "AmountOfSubstanceConcentration", "MassConcentration", "Density",
+})
+_QUANTITY_TEXT = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(\S.*?)\s*$")
+_QUANTITY_KEYS = {"value", "unit", "label"}
+_COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
+
+
+def paper_of_instance(iri: str) -> str | None:
+    """The paper an instance IRI was minted in, if it is a kgctl instance IRI."""
+    if not iri.startswith(PAPER_BASE):
+        return None
+    return iri[len(PAPER_BASE):].split("/", 1)[0] or None
+
+
+class Draft:
+    def __init__(self, ir: OntologyIR, store: GraphStore, index: PaperIndex, paper_id: str,
+                 *, seq: int, feedback: bool) -> None:
+        self.ir, self.store, self.index, self.pid = ir, store, index, paper_id
+        self.seq, self.feedback = seq, feedback
+        self.findings: list[Finding] = []
+        self.insert: list[Triple] = []
+        self.delete: list[Triple] = []
+        self.created: list[str] = []
+        self.changed: list[str] = []  # existing entities this call changes
+        self._minted = 0
+        self._named: dict[tuple[str, str], str] = {}  # (class, normalised label) -> IRI
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    def fail(self, code: str, field: str, value: Any, message: str, *,
+             allowed: tuple[Any, ...] = (), hint: str = "") -> None:
+        if self.feedback or code in GUARDS:
+            self.findings.append(Finding(code=code, field=field, value=value, message=message,
+                                         allowed=allowed, hint=hint))
+
+    def add(self, s: str, p: str, o: NamedNode | Literal) -> None:
+        self.insert.append(Triple(NamedNode(s), NamedNode(p), o))
+
+    def mint(self, cls: str, key: str | None = None) -> str:
+        if key is None:
+            self._minted += 1
+            key = f"{self.seq}-{self._minted}"
+        iri = mint_iri(self.pid, cls, key).value
+        self.created.append(iri)
+        self.add(iri, RDF_TYPE, NamedNode(cls))
+        return iri
+
+    def known(self, iri: str) -> bool:
+        return iri in self.index.types or iri in self.created
+
+    def types_of(self, iri: str) -> set[str]:
+        own = {t.object.value for t in self.insert
+               if t.subject.value == iri and t.predicate.value == RDF_TYPE}
+        return self.index.types.get(iri, set()) | own
+
+    def admitted(self, iri: str, classes: tuple[str, ...]) -> bool:
+        return not classes or any(self.ir.is_a(t, c) for t in self.types_of(iri)
+                                  for c in classes)
+
+    def existing_values(self, subject: str, prop: str) -> list[Any]:
+        if subject not in self.index.types:
+            return []
+        rows = self.store.query(_COUNT, bindings={"s": NamedNode(subject), "p": NamedNode(prop)},
+                                paper_id=self.pid)
+        return [row["o"] for row in rows]
+
+    # -- text and references ----------------------------------------------------------------
+    def text(self, field: str, value: Any) -> str | None:
+        if not isinstance(value, str):
+            self.fail("datatype", field, value, "expected a text value")
+            return None if self.feedback else str(value)
+        if len(value) > MAX_TEXT:
+            self.fail("too_large", field, value[:80] + "...", f"text longer than {MAX_TEXT} "
+                      "characters", hint="shorten it; long passages belong in evidence")
+            return None
+        if problem := text_problem(value):
+            self.fail("invalid_text", field, value, problem, hint="remove control characters")
+            return None
+        return value
+
+    def candidates(self, classes: tuple[str, ...]) -> list[str]:
+        return [iri for iri in self.index.entities() if self.admitted(iri, classes)]
+
+    def resolve(self, field: str, ref: Any, classes: tuple[str, ...]) -> str | None:
+        """IRI of the existing entity `ref` (an IRI or a label) of an admitted class."""
+        text = self.text(field, ref)
+        if text is None:
+            return None
+        allowed_names = tuple(self.ir.curie(c) for c in classes)
+        if looks_like_iri(text):
+            if problem := iri_problem(text):
+                self.fail("invalid_iri", field, text, problem, hint="give a plain IRI or a label")
+                return None
+            iri = strip_iri(text)
+            other = paper_of_instance(iri)
+            if other is not None and other != self.pid:
+                nearest = self.index.nearest(local_name(iri), self.candidates(classes))
+                self.fail("foreign_iri", field, iri, f"IRI belongs to paper {other!r}, not "
+                          f"{self.pid!r}", allowed=nearest,
+                          hint="create the entity in this paper or use one of its own IRIs")
+                return iri
+            if not self.known(iri):
+                self.fail("not_found", field, iri, "no entity with this IRI in this paper",
+                          allowed=self.index.nearest(local_name(iri), self.candidates(classes)),
+                          hint="use list_instances to see what exists")
+                return None
+        else:
+            hits = sorted(self.index.find_label(text) | {
+                iri for (cls, key), iri in self._named.items() if key == normalise_label(text)})
+            fitting = [h for h in hits if self.admitted(h, classes)]
+            if len(fitting) > 1:
+                self.fail("ambiguous", field, text, f"{len(fitting)} entities have this label",
+                          allowed=tuple(fitting), hint="pass one of these IRIs instead")
+                return fitting[0]
+            if not fitting and not hits:
+                self.fail("not_found", field, text, "no entity with this label in this paper",
+                          allowed=self.index.nearest(text, self.candidates(classes)),
+                          hint="use an existing label or IRI, or create the entity first")
+                return None
+            iri = fitting[0] if fitting else hits[0]
+        if not self.admitted(iri, classes):
+            got = ", ".join(sorted(self.ir.curie(t) for t in self.types_of(iri))) or "untyped"
+            self.fail("type_mismatch", field, text, f"entity is a {got}; expected "
+                      f"{' or '.join(allowed_names)}",
+                      allowed=self.index.nearest(text, self.candidates(classes)) or allowed_names,
+                      hint="link an entity of an admitted class")
+        return iri
+
+    # -- argument values ----------------------------------------------------------------------
+    def values(self, arg: ArgSpec, raw: Any, field: str) -> list[Any]:
+        """The list of values of one argument, with list-size and max-one checks."""
+        if raw is None:
+            return []
+        items = raw if isinstance(raw, list) else [raw]
+        if len(items) > MAX_ITEMS:
+            self.fail("too_large", field, len(items), f"more than {MAX_ITEMS} values")
+            return []
+        if not arg.many and len(items) > 1:
+            self.fail("max_one", field, raw, f"'{arg.name}' takes at most one value",
+                      hint="pick the one value the paper states for this entity")
+            return items if not self.feedback else items[:1]
+        return items
+
+    def fill(self, subject: str, cls: str, args: tuple[ArgSpec, ...], given: dict[str, Any],
+             prefix: str = "", *, existing: bool = False) -> None:
+        """Write `given` onto `subject` following `args`; `existing` checks max-one in store."""
+        names = {a.name for a in args}
+        for key in sorted(set(given) - names - {"dry_run", "evidence"}):
+            self.fail("unknown_argument", prefix + key, given[key], f"no argument '{key}'",
+                      allowed=tuple(sorted(names)))
+        for arg in args:
+            if arg.kind not in ("label", "literal", "quantity", "node"):
+                continue
+            field = prefix + arg.name
+            items = self.values(arg, given.get(arg.name), field)
+            if not items:
+                if arg.required and not existing:
+                    self.fail("required_missing", field, None, f"'{arg.name}' is required",
+                              hint=arg.description[:200])
+                continue
+            if existing and not arg.many and self.existing_values(subject, arg.property or ""):
+                self.fail("max_one", field, given[arg.name], f"{local_name(subject)} already "
+                          f"has a value for '{arg.name}'", hint="use update_property to change it")
+                continue
+            for i, item in enumerate(items):
+                self.value(subject, cls, arg, item, f"{field}[{i}]" if arg.many else field)
+
+    def value(self, subject: str, cls: str, arg: ArgSpec, item: Any, field: str) -> None:
+        prop = arg.property or ""
+        if arg.kind == "label":
+            text = self.text(field, item)
+            if text is not None:
+                self.add(subject, prop, Literal(text))
+        elif arg.kind == "literal":
+            self.literal_value(subject, arg, item, field)
+        elif arg.kind == "quantity":
+            node = self.quantity(arg, item, field)
+            if node is not None:
+                self.add(subject, prop, NamedNode(node))
+        else:
+            node = self.node(arg, item, field)
+            if node is not None:
+                self.add(subject, prop, NamedNode(node))
+
+    def literal_value(self, subject: str, arg: ArgSpec, item: Any, field: str) -> None:
+        if isinstance(item, str) and self.text(field, item) is None:
+            return
+        value, problem = coerce_literal(item, arg.datatype)
+        if problem:
+            code = "range" if problem.startswith("below") else "datatype"
+            self.fail(code, field, item, f"{problem} (expects {self.ir.curie(arg.datatype or '')})")
+            if self.feedback:
+                return
+            value = item if not isinstance(item, dict | list) else str(item)
+        if arg.enum and str(value) not in arg.enum:
+            self.fail("enum_value", field, item, "value outside the allowed set",
+                      allowed=arg.enum)
+        self.add(subject, arg.property or "", literal(value, arg.datatype if not problem
+                                                      else None))
+
+    def quantity(self, arg: ArgSpec, item: Any, field: str) -> str | None:
+        if isinstance(item, int | float) and not isinstance(item, bool):
+            item = {"value": item}
+        if isinstance(item, str):
+            match = _QUANTITY_TEXT.match(item)
+            item = ({"value": match[1], "unit": match[2], "label": item} if match
+                    else {"label": item})
+        if not isinstance(item, dict):
+            self.fail("datatype", field, item, "expected {value, unit} or {label}")
+            return None
+        for key in sorted(set(item) - _QUANTITY_KEYS):
+            self.fail("unknown_argument", f"{field}.{key}", item[key], f"no key '{key}'",
+                      allowed=tuple(sorted(_QUANTITY_KEYS)))
+        quantity = self.ir.quantities[arg.quantity or ""]
+        label = item.get("label")
+        if label is not None and self.text(f"{field}.label", label) is None:
+            return None
+        if item.get("value") is None and label is None:
+            self.fail("required_missing", f"{field}.value", None, "give a numeric value with "
+                      "a unit, or a label for a qualitative value ('room temperature')")
+            return None
+        node = self.mint(quantity.iri)
+        if label is not None:
+            self.add(node, RDFS_LABEL, Literal(label))
+        if item.get("value") is not None:
+            self.quantity_value(node, quantity.iri, arg, item, field)
+        return node
+
+    def quantity_value(self, node: str, quantity_iri: str, arg: ArgSpec, item: dict[str, Any],
+                       field: str) -> None:
+        quantity = self.ir.quantities[quantity_iri]
+        value, problem = coerce_number(item["value"])
+        if problem:
+            self.fail("datatype", f"{field}.value", item["value"], problem,
+                      hint="put qualitative values in 'label' and leave 'value' empty")
+            self.add(node, quantity.value_property, Literal(str(item["value"])))
+        else:
+            if value < 0 and local_name(quantity_iri) in NON_NEGATIVE_QUANTITIES:
+                self.fail("range", f"{field}.value", value, f"a {quantity.label} cannot be "
+                          "negative")
+            self.add(node, quantity.value_property, literal(value, None))
+        unit_names = tuple(local_name(u) for u in quantity.units)
+        spelling = item.get("unit")
+        if spelling is None:
+            self.fail("required_missing", f"{field}.unit", None, "a numeric value needs a unit",
+                      allowed=unit_names)
+            return
+        if not isinstance(spelling, str) or self.text(f"{field}.unit", spelling) is None:
+            return
+        unit = self.ir.resolve_unit(spelling, quantity.iri)
+        if unit is None:
+            known = self.ir.resolve_unit(spelling)
+            code = "unit_incompatible" if known else "unit_unknown"
+            message = (f"{local_name(known)} is not a unit of {quantity.label}" if known
+                       else f"unknown unit '{spelling}'")
+            self.fail(code, f"{field}.unit", spelling, message, allowed=unit_names)
+            self.add(node, quantity.unit_property,
+                     NamedNode(known) if known else Literal(spelling))
+            return
+        self.add(node, quantity.unit_property, NamedNode(unit))
+
+    def node(self, arg: ArgSpec, item: Any, field: str) -> str | None:
+        if arg.enum and arg.node_mode is None:
+            return self.enum_node(arg, item, field)
+        if isinstance(item, dict):
+            return self.new_node(arg, item, field)
+        if arg.node_mode == "label" and isinstance(item, str) and not looks_like_iri(item):
+            return self.named(arg.classes[0], arg, {"label": item}, field)
+        return self.resolve(field, item, arg.classes)
+
+    def enum_node(self, arg: ArgSpec, item: Any, field: str) -> str | None:
+        text = self.text(field, item)
+        if text is None:
+            return None
+        by_name = {key: iri for iri in arg.enum
+                   for key in (iri, self.ir.curie(iri), local_name(iri).lower())}
+        iri = by_name.get(strip_iri(text)) or by_name.get(text.lower())
+        if iri is None:
+            self.fail("enum_value", field, text, "value outside the allowed set",
+                      allowed=tuple(local_name(v) for v in arg.enum))
+            return None
+        return iri
+
+    def new_node(self, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
+        if len(arg.classes) != 1:
+            self.fail("datatype", field, item, "several classes fit here; create the entity "
+                      "with its own tool and pass its IRI", allowed=arg.classes)
+            return None
+        cls = arg.classes[0]
+        if arg.node_mode == "label":
+            return self.named(cls, arg, item, field)
+        node = self.mint(cls)
+        self.fill(node, cls, arg.fields, item, field + ".")
+        return node
+
+    def named(self, cls: str, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
+        """Find or create a label-identified node by (class, normalised label)."""
+        label = self.text(f"{field}.label" if len(item) > 1 else field, item.get("label"))
+        if label is None:
+            if "label" not in item:
+                self.fail("required_missing", f"{field}.label", None, "a name is required")
+            return None
+        key = (cls, normalise_label(label))
+        names = self.ir.enumeration(cls, RDFS_LABEL)
+        if names and key[1] not in {normalise_label(v) for v in names.values}:
+            self.fail("enum_value", field, label, "name outside the allowed set",
+                      allowed=names.values)
+        if key in self._named:
+            return self._named[key]
+        found = sorted(iri for iri in self.index.find_label(label)
+                       if cls in self.index.types.get(iri, ()))
+        rest = {k: v for k, v in item.items() if k != "label"}
+        if found:
+            self._named[key] = found[0]
+            if rest:
+                self.fill(found[0], cls, arg.fields, rest, field + ".", existing=True)
+            return found[0]
+        node = self.mint(cls, key=label)
+        self._named[key] = node
+        self.add(node, RDFS_LABEL, Literal(label))
+        fields = tuple(a for a in arg.fields if a.kind != "label")
+        self.fill(node, cls, fields, rest, field + ".")
+        return node

@@ -1,0 +1,101 @@
+"""Read tools: list and describe entities, show an ordered sequence, find orphans.
+
+They read the store and the paper index only, write nothing, and return rows in
+`ToolResult.data`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import NamedNode
+
+from kgctl.compiler import ToolSpec
+from kgctl.compiler.naming import local_name
+from kgctl.instantiation.findings import Rejected, ToolResult
+from kgctl.instantiation.planner import Draft
+
+if TYPE_CHECKING:
+    from kgctl.instantiation.engine import Instantiator
+
+_OUT = "SELECT ?p ?o WHERE { ?s ?p ?o } ORDER BY ?p ?o"
+_IN = "SELECT ?s ?p WHERE { ?s ?p ?o } ORDER BY ?p ?s"
+_MEMBERS = "SELECT ?m ?o WHERE { ?c ?member ?m . OPTIONAL { ?m ?order ?o } }"
+_LINKED = "SELECT DISTINCT ?o WHERE { ?s ?p ?o . FILTER(isIRI(?o) && ?s != ?o) }"
+
+
+def run_read(engine: Instantiator, spec: ToolSpec, paper_id: str,
+             args: dict[str, Any]) -> ToolResult:
+    draft = Draft(engine.ir, engine.store, engine.index(paper_id), paper_id, seq=0,
+                  feedback=True)
+    rows = READS[spec.name](engine, draft, args)
+    if draft.findings:
+        raise Rejected(draft.findings)
+    return ToolResult(paper=paper_id, tool=spec.name, data=rows,
+                      summary=f"{len(rows)} row(s)")
+
+
+def _term(engine: Instantiator, term: Any) -> str:
+    return engine.ir.curie(term.value) if isinstance(term, NamedNode) else term.value
+
+
+def _row(engine: Instantiator, draft: Draft, iri: str) -> dict[str, Any]:
+    types = sorted(engine.ir.curie(t) for t in draft.index.types.get(iri, ()))
+    return {"iri": iri, "class": ", ".join(types), "label": draft.index.label_of(iri)}
+
+
+def list_instances(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    wanted = args.get("class_name")
+    classes = [c for c in engine.ir.classes if wanted in (local_name(c), engine.ir.curie(c), c)]
+    if wanted is not None and not classes:
+        draft.fail("enum_value", "class_name", wanted, "unknown class",
+                   allowed=tuple(sorted(local_name(c) for c in engine.ir.classes)))
+        return []
+    return [_row(engine, draft, iri) for iri in draft.index.entities()
+            if not classes or draft.admitted(iri, tuple(classes))]
+
+
+def describe_instance(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    iri = draft.resolve("entity", args.get("entity"), ())
+    if iri is None or draft.findings:
+        return []
+    node = NamedNode(iri)
+    out = [{"direction": "out", "property": _term(engine, r["p"]), "value": _term(engine, r["o"])}
+           for r in engine.store.query(_OUT, bindings={"s": node}, paper_id=draft.pid)]
+    inc = [{"direction": "in", "property": _term(engine, r["p"]), "value": r["s"].value}
+           for r in engine.store.query(_IN, bindings={"o": node}, paper_id=draft.pid)]
+    return [_row(engine, draft, iri), *out, *inc]
+
+
+def show_sequence(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    containers = tuple(r.container_class for r in engine.ir.orderings)
+    iri = draft.resolve("container", args.get("container"), containers)
+    if iri is None or draft.findings:
+        return []
+    rows = []
+    for rule in engine.ir.orderings:
+        if not draft.admitted(iri, (rule.container_class,)):
+            continue
+        found = engine.store.query(_MEMBERS, bindings={
+            "c": NamedNode(iri), "member": NamedNode(rule.member_property),
+            "order": NamedNode(rule.order_property)}, paper_id=draft.pid)
+        members = sorted(((int(r["o"].value) if r["o"] is not None else None, r["m"].value)
+                          for r in found), key=lambda x: (x[0] is None, x[0] or 0, x[1]))
+        seen: set[int] = set()
+        for position, (order, member) in enumerate(members, start=rule.start):
+            status = ("missing order" if order is None else "duplicate" if order in seen
+                      else "gap" if order != position else "ok")
+            seen.add(order or 0)
+            rows.append({**_row(engine, draft, member), "order": order, "status": status})
+    return rows
+
+
+def find_orphans(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    linked = {r["o"].value for r in engine.store.query(_LINKED, paper_id=draft.pid)}
+    top = tuple(engine.ir.top_level)
+    return [_row(engine, draft, iri) for iri in draft.index.entities()
+            if iri not in linked and not (top and draft.admitted(iri, top))]
+
+
+READS = {"list_instances": list_instances, "describe_instance": describe_instance,
+         "show_sequence": show_sequence, "find_orphans": find_orphans}

@@ -1,0 +1,121 @@
+"""Pure value checks and RDF term building for tool arguments.
+
+>>> coerce_literal("42", XSD + "integer")
+(42, None)
+>>> coerce_literal("warm", XSD + "double")[1]
+'not a number'
+>>> looks_like_iri("https://w3id.org/x"), looks_like_iri("Cu:BTC"), looks_like_iri("<a> } DROP")
+(True, False, True)
+>>> iri_problem("https://w3id.org/x> } ; DROP ALL ; <y")
+'characters not allowed in an IRI'
+>>> text_problem("ok\\x00"), text_problem("fine")
+('control character in text', None)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+MAX_TEXT = 4000  # characters in one text value
+MAX_ITEMS = 200  # values in one list argument
+MAX_CALL_BYTES = 64_000  # JSON size of one call's arguments
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_IRI_FORBIDDEN = re.compile(r'[\s<>"{}|^`\\]')
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^urn:", re.IGNORECASE)
+_INTEGERS = {"integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+             "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong"}
+_FLOATS = {"decimal", "double", "float"}
+# lower bounds implied by xsd integer sub-types
+_MINIMUM = {"nonNegativeInteger": 0, "positiveInteger": 1, "unsignedInt": 0, "unsignedLong": 0}
+_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+
+
+def xsd_name(datatype: str | None) -> str:
+    return datatype[len(XSD):] if datatype and datatype.startswith(XSD) else "string"
+
+
+def looks_like_iri(text: str) -> bool:
+    """An argument string meant as an IRI (else it is a label)."""
+    return text.startswith("<") or bool(_SCHEME.match(text))
+
+
+def iri_problem(text: str) -> str | None:
+    """Why `text` is not an acceptable IRI, or None."""
+    body = text[1:-1] if text.startswith("<") and text.endswith(">") else text
+    if _IRI_FORBIDDEN.search(body):
+        return "characters not allowed in an IRI"
+    try:
+        NamedNode(body)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def strip_iri(text: str) -> str:
+    return text[1:-1] if text.startswith("<") and text.endswith(">") else text
+
+
+def text_problem(text: str) -> str | None:
+    if _CONTROL.search(text):
+        return "control character in text"
+    return None
+
+
+def coerce_literal(value: Any, datatype: str | None) -> tuple[Any, str | None]:
+    """The Python value of `value` for an xsd datatype, or (value, reason it is not)."""
+    name = xsd_name(datatype)
+    if name in _INTEGERS:
+        if isinstance(value, bool):
+            return value, "not an integer"
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+            value = int(value)
+        if not isinstance(value, int):
+            return value, "not an integer"
+        if name in _MINIMUM and value < _MINIMUM[name]:
+            return value, f"below {_MINIMUM[name]}"
+        return value, None
+    if name in _FLOATS:
+        return coerce_number(value)
+    if name == "boolean":
+        if isinstance(value, bool):
+            return value, None
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE, None
+        return value, "not a boolean"
+    if isinstance(value, dict | list):
+        return value, "not a text value"
+    return str(value), None
+
+
+def coerce_number(value: Any) -> tuple[Any, str | None]:
+    if isinstance(value, bool):
+        return value, "not a number"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return value, "not a number"
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return value, "not a number"
+    return value, None
+
+
+def literal(value: Any, datatype: str | None) -> Literal:
+    """RDF literal of an already coerced value (strings stay plain xsd:string)."""
+    name = xsd_name(datatype)
+    if isinstance(value, bool):
+        return Literal("true" if value else "false", datatype=NamedNode(XSD + "boolean"))
+    if name in _INTEGERS and isinstance(value, int):
+        return Literal(str(value), datatype=NamedNode(XSD + name))
+    if isinstance(value, int | float):
+        return Literal(repr(float(value)), datatype=NamedNode(XSD + "double"))
+    if datatype and name not in ("string",) and datatype.startswith(XSD):
+        return Literal(str(value), datatype=NamedNode(datatype))
+    return Literal(str(value))

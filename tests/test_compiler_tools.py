@@ -1,0 +1,83 @@
+"""The compiled tool surface: deterministic, fast, generic, snapshot-tested."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgctl.compiler import compile_tools
+from kgctl.ontology import default_ir, load_ir
+
+sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
+from compiler_helpers import toy_ir  # noqa: E402
+
+GOLDEN = Path(__file__).parent / "golden"
+DOPING = Path(__file__).parent / "data" / "ontology" / "doping.ttl"
+COMPILE_BUDGET_S = 1.0
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _golden(name: str, data: object) -> None:
+    path = GOLDEN / name
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if os.environ.get("KGCTL_REGENERATE") == "1" or not path.exists():
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text, f"{name} changed; KGCTL_REGENERATE=1"
+
+
+@pytest.mark.parametrize("name,ir_factory", [
+    ("tools_twa.json", default_ir),
+    ("tools_doping.json", lambda: load_ir([DOPING])),
+    ("tools_toy.json", toy_ir),
+])
+def test_surface_matches_golden_and_is_deterministic(name, ir_factory):
+    ir = ir_factory()
+    first, second = compile_tools(ir), compile_tools(ir)
+    assert first.listing() == second.listing()
+    assert all(SNAKE.match(t.name) for t in first.tools)
+    assert len({t.name for t in first.tools}) == len(first.tools)
+    _golden(name, first.listing())
+
+
+def test_compile_is_fast():
+    ir = default_ir()
+    start = time.perf_counter()
+    compile_tools(ir)
+    assert time.perf_counter() - start < COMPILE_BUDGET_S
+
+
+def test_twa_surface_shape():
+    surface = compile_tools(default_ir())
+    heat = surface.get("create_heat_chill")
+    schema = heat.input_schema
+    temp = schema["$defs"][schema["properties"]["target_temperature"]["anyOf"][0]["$ref"]
+                           .split("/")[-1]]
+    assert {"degreeCelsius", "kelvin"} <= set(temp["properties"]["unit"]["anyOf"][0]["enum"])
+    assert set(schema["required"]) == {"chemical_synthesis", "order"}
+    assert "dry_run" in schema["properties"] and "evidence" in schema["properties"]
+    add = surface.get("create_add").input_schema
+    assert "added_chemical_input" in add["required"]  # exactly one, inline
+    # tool sets follow the plan: synthesis, parts, ordered steps, other ontologies, generic
+    assert surface.toolsets[:3] == ("core", "parts", "sequence")
+    assert surface.get("create_chemical_synthesis").toolset == "core"
+    assert surface.get("add_chemical_input").toolset == "parts"
+    env = heat.arg("vessel_environment")
+    assert "Ar" in env.enum and env.node_mode == "label"
+
+
+def test_cli_prints_tools_json():
+    from kgctl.cli import cli
+
+    result = CliRunner().invoke(cli, ["compile", "--tools", "--json"])
+    if result.exit_code == 2 and "--tools" in result.output:
+        pytest.skip("compile --tools not wired yet")
+    assert result.exit_code == 0, result.output
+    names = [t["name"] for t in json.loads(result.output)]
+    assert "create_heat_chill" in names and "add_chemical_input" in names
