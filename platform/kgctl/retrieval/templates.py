@@ -1,0 +1,174 @@
+"""Query templates: the "core definition" of an entity a query container starts from.
+
+One template per IR class is generated (root variable typed by the class or any sub-class, its
+label optional). Files ``queries/templates/<name>.rq`` add or override templates; they are
+SPARQL SELECT queries in a small line-based subset so they can become the typed model:
+
+    # description: one synthesis procedure and its label
+    # var ?synthesis ontosyn:ChemicalSynthesis
+    PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>
+    SELECT DISTINCT ?synthesis ?label WHERE {
+      ?synthesis a ontosyn:ChemicalSynthesis .
+      OPTIONAL { ?synthesis rdfs:label ?label . }
+    }
+
+Body lines are triple patterns (one per line, plain predicates or ``a``), ``OPTIONAL { triple }``
+or ``VALUES ?v { terms }``. The first ``# var`` line names the root.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyoxigraph as ox
+from pydantic import BaseModel, ConfigDict
+
+from kgctl.assets import asset_dir
+from kgctl.errors import InputError
+from kgctl.retrieval.model import (
+    RDF_TYPE,
+    Const,
+    Element,
+    Group,
+    Iri,
+    Optional,
+    Triple,
+    Values,
+    Var,
+)
+from kgctl.retrieval.model import (
+    Path as PropertyPath,
+)
+from kgctl.retrieval.schema import RDFS_LABEL, Schema, snake
+
+TEMPLATE_FOLDER = "templates"
+_TERM = r'\?[A-Za-z_]\w*|<[^>\s]*>|[A-Za-z][\w-]*:[\w-]*|"[^"]*"|\ba\b'
+_TRIPLE = re.compile(rf"^({_TERM})\s+({_TERM})\s+({_TERM})\s*\.?$")
+_OPTIONAL = re.compile(r"^OPTIONAL\s*\{\s*(.*?)\s*\}$", re.IGNORECASE)
+_VALUES = re.compile(r"^VALUES\s+\?([A-Za-z_]\w*)\s*\{\s*(.*?)\s*\}$", re.IGNORECASE)
+_PREFIX = re.compile(r"^PREFIX\s+([\w-]*):\s*<([^>]*)>$", re.IGNORECASE)
+_SELECT = re.compile(r"^SELECT\s+(DISTINCT\s+)?(.*?)\s+WHERE\s*\{$", re.IGNORECASE)
+_VAR_LINE = re.compile(r"^#\s*var\s+\?([A-Za-z_]\w*)\s+(\S+)$")
+_DESCRIPTION = re.compile(r"^#\s*description:\s*(.+)$")
+
+
+class Template(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    description: str
+    root: str
+    select: tuple[str, ...]
+    variables: dict[str, str]  # variable -> class or datatype IRI
+    where: Group
+    source: str  # "ir" or the .rq file name
+
+
+def ir_templates(schema: Schema) -> dict[str, Template]:
+    """One template per IR class: ``?<class> a <class or sub-class>`` plus its optional label."""
+    found: dict[str, Template] = {}
+    for cls in schema.ir.classes:
+        var = snake(cls)
+        label = f"{var}_label"
+        where = Group(items=(
+            *type_patterns(var, cls, schema),
+            Optional(group=Group(items=(_triple(var, RDFS_LABEL, Var(name=label)),))),
+        ))
+        found[var] = Template(
+            name=var, description=f"instances of {schema.ir.curie(cls)} with their label",
+            root=var, select=(var, label), variables={var: cls, label: _STRING},
+            where=where, source="ir",
+        )
+    return found
+
+
+def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, Template]:
+    """IR templates overridden/extended by the ``.rq`` files of `folder` (default: bundled)."""
+    templates = ir_templates(schema)
+    folder = folder if folder is not None else asset_dir("queries") / TEMPLATE_FOLDER
+    for path in sorted(folder.glob("*.rq")) if folder.is_dir() else ():
+        templates[path.stem] = parse_template(path.stem, path.read_text(encoding="utf-8"),
+                                              schema, source=path.name)
+    return templates
+
+
+def parse_template(name: str, text: str, schema: Schema, *, source: str) -> Template:
+    """A template from its ``.rq`` text; the text must also be valid SPARQL 1.1."""
+    try:
+        ox.Store().query(text)
+    except SyntaxError as exc:
+        raise InputError(f"template {source}: invalid SPARQL: {exc}") from None
+    prefixes = dict(schema.ir.prefixes)
+    variables: dict[str, str] = {}
+    description, select, items = "", (), []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _VAR_LINE.match(line):
+            variables[m[1]] = _expand(m[2], prefixes, source)
+        elif m := _DESCRIPTION.match(line):
+            description = m[1].strip()
+        elif m := _PREFIX.match(line):
+            prefixes[m[1]] = m[2]
+        elif m := _SELECT.match(line):
+            select = tuple(v.lstrip("?") for v in m[2].split())
+        elif line and not line.startswith("#") and line != "}":
+            items.append(_element(line, prefixes, source))
+    if not variables:
+        raise InputError(f"template {source}: no '# var ?name class' line")
+    root = next(iter(variables))
+    return Template(name=name, description=description or name, root=root, select=select,
+                    variables=variables, where=Group(items=tuple(items)), source=source)
+
+
+def type_patterns(var: str, cls: str, schema: Schema) -> tuple[Element, ...]:
+    """``?v a C`` or, when C has sub-classes, ``?v a ?v_type`` with the allowed types."""
+    allowed = schema.type_constraint(cls)
+    if len(allowed) == 1:
+        return (Triple(s=Var(name=var), p=PropertyPath.of(RDF_TYPE), o=Iri(value=cls)),)
+    type_var = f"{var}_type"
+    return (
+        Values(variables_=(Var(name=type_var),), rows=tuple((Iri(value=c),) for c in allowed)),
+        Triple(s=Var(name=var), p=PropertyPath.of(RDF_TYPE), o=Var(name=type_var)),
+    )
+
+
+_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def _triple(subject: str, prop: str, obj: Var | Iri | Const) -> Triple:
+    return Triple(s=Var(name=subject), p=PropertyPath.of(prop), o=obj)
+
+
+def _element(line: str, prefixes: dict[str, str], source: str) -> Element:
+    if m := _OPTIONAL.match(line):
+        return Optional(group=Group(items=(_pattern(m[1], prefixes, source),)))
+    if m := _VALUES.match(line):
+        terms = tuple((_node(t, prefixes, source),) for t in re.findall(_TERM, m[2]))
+        return Values(variables_=(Var(name=m[1]),), rows=terms)  # type: ignore[arg-type]
+    return _pattern(line, prefixes, source)
+
+
+def _pattern(text: str, prefixes: dict[str, str], source: str) -> Triple:
+    m = _TRIPLE.match(text.strip())
+    if not m:
+        raise InputError(f"template {source}: unsupported line {text!r} (one triple per line)")
+    pred = RDF_TYPE if m[2] == "a" else _expand(m[2], prefixes, source)
+    return Triple(s=_node(m[1], prefixes, source), p=PropertyPath.of(pred),
+                  o=_node(m[3], prefixes, source))
+
+
+def _node(token: str, prefixes: dict[str, str], source: str) -> Var | Iri | Const:
+    if token.startswith("?"):
+        return Var(name=token[1:])
+    if token.startswith('"'):
+        return Const.string(token[1:-1])
+    return Iri(value=_expand(token, prefixes, source))
+
+
+def _expand(token: str, prefixes: dict[str, str], source: str) -> str:
+    if token.startswith("<"):
+        return token[1:-1]
+    prefix, _, local = token.partition(":")
+    if prefix not in prefixes:
+        raise InputError(f"template {source}: unknown prefix in {token!r}")
+    return prefixes[prefix] + local
