@@ -30,7 +30,8 @@ def test_compiles_without_a_profile(ir):
 
 def test_classes_hierarchy_and_disjointness(ir):
     assert sorted(i.name for i in ir.classes.values()) == [
-        "CoDopedMaterial", "Dopant", "DopedMaterial", "DopingMethod", "HostMaterial", "Material"]
+        "CoDopedMaterial", "Dopant", "DopedMaterial", "DopingMethod", "HostMaterial",
+        "IonImplantedMaterial", "Material"]
     assert ir.classes[DOP + "CoDopedMaterial"].ancestors == (DOP + "DopedMaterial",
                                                             DOP + "Material")
     assert ir.classes[DOP + "HostMaterial"].disjoint_with == (DOP + "Dopant",)
@@ -50,6 +51,9 @@ def test_cardinality_restrictions_and_their_induction(ir):
     kinds = {(r.on_class, r.on_property, r.kind, r.cardinality) for r in ir.restrictions}
     assert (DOP + "DopedMaterial", DOP + "hasHost", "exact", 1) in kinds
     assert (DOP + "DopedMaterial", DOP + "hasDopingMethod", "all", None) in kinds
+    (value,) = [r for r in ir.restrictions if r.kind == "has_value"]
+    assert (value.on_class, value.filler) == (DOP + "IonImplantedMaterial",
+                                              DOP + "IonImplantation")
 
 
 def test_enumerations(ir):
@@ -96,3 +100,17 @@ def test_profile_conflict_names_both_sources():
     message = str(err.value)
     assert "conflict.profile.yaml:4" in message and "doping.ttl" in message
     assert "dop:hasDopant" in message
+
+
+def test_profile_may_narrow_but_not_widen_an_owl_enumeration(tmp_path):
+    narrow = tmp_path / "narrow.profile.yaml"
+    narrow.write_text("classes:\n  dop:DopedMaterial:\n    allowed_values:\n"
+                      "      dop:hasDopingMethod: [dop:SolGel]\n")
+    ir = load_ir([DATA / "doping.ttl"], profile_paths=[narrow])
+    assert ir.enumeration(DOP + "CoDopedMaterial", DOP + "hasDopingMethod").values == (
+        DOP + "SolGel",)
+    wide = tmp_path / "wide.profile.yaml"
+    wide.write_text("classes:\n  dop:DopedMaterial:\n    allowed_values:\n"
+                    "      dop:hasDopingMethod: [dop:Spray]\n")
+    with pytest.raises(OntologyError, match=r"wide.profile.yaml:4 allows .*#Spray which doping"):
+        load_ir([DATA / "doping.ttl"], profile_paths=[wide])

@@ -85,7 +85,9 @@ def load_ir(
         properties=dict(sorted(owl.properties.items())),
         restrictions=tuple(restrictions),
         cardinalities=rules.merge_cardinalities(classes, owl.properties, restrictions, curie),
-        enumerations=rules.merge_enumerations(owl.enumerations, profiles, classes, curie),
+        enumerations=rules.merge_enumerations(
+            owl.enumerations, profiles, classes, owl.properties, curie
+        ),
         orderings=rules.orderings(profiles),
         quantities=quantities,
         units=units,

@@ -62,7 +62,8 @@ class CardinalityRule(Frozen):
 class ValuesRule(Frozen):
     on_class: str
     on_property: str
-    values: tuple[str, ...]
+    values: tuple[str, ...]  # as written (literals, e.g. labels)
+    iris: tuple[str, ...] | None  # the same expanded as IRIs, None if one is not an IRI/CURIE
     source: Source
 
 
@@ -181,11 +182,13 @@ class _Reader:
                 items = tuple(self.scalar(v) for v in self.sequence(listed))
                 if not items:
                     raise self.error(listed, "allowed_values needs a non-empty list")
+                iris = tuple(expand(v, self.prefixes) or "" for v in items)
                 values.append(
                     ValuesRule(
                         on_class=cls,
                         on_property=self.iri(prop),
                         values=items,
+                        iris=iris if all(iris) else None,
                         source=self.source(prop),
                     )
                 )
@@ -282,13 +285,23 @@ class _Reader:
         return text
 
     def iri(self, node: yaml.Node) -> str:
-        """Expand a CURIE or accept a full IRI (``<...>`` or with ``://``)."""
-        text = self.scalar(node).strip()
-        if text.startswith("<") and text.endswith(">"):
-            return text[1:-1]
-        if "://" in text or text.startswith("urn:"):
-            return text
-        prefix, sep, local = text.partition(":")
-        if not sep or prefix not in self.prefixes:
+        text = self.scalar(node)
+        iri = expand(text, self.prefixes)
+        if iri is None:
             raise self.error(node, f"unknown prefix in {text!r}; declare it under 'prefixes:'")
-        return self.prefixes[prefix] + local
+        return iri
+
+
+def expand(text: str, prefixes: dict[str, str]) -> str | None:
+    """A CURIE expanded, a full IRI (``<...>`` or with ``://``) as is, else None.
+
+    >>> expand("ex:A", {"ex": "http://example.org/"}), expand("<urn:x>", {}), expand("N2", {})
+    ('http://example.org/A', 'urn:x', None)
+    """
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">"):
+        return text[1:-1]
+    if "://" in text or text.startswith("urn:"):
+        return text
+    prefix, sep, local = text.partition(":")
+    return prefixes[prefix] + local if sep and prefix in prefixes else None

@@ -177,13 +177,22 @@ def merge_enumerations(
     owl_enums: Sequence[Enumeration],
     profiles: Sequence[Profile],
     classes: dict[str, ClassInfo],
+    properties: dict[str, PropertyInfo],
     curie: Curie,
 ) -> tuple[Enumeration, ...]:
     """OWL enumerations plus profile allowed values; a profile may narrow an OWL list, never
-    widen it."""
+    widen it. Values of an object property are IRIs (CURIEs in the profile)."""
     chosen = {(e.on_class, e.on_property): e for e in owl_enums}
     for profile in profiles:
-        for rule in profile.values:
+        for written in profile.values:
+            rule = written
+            if rule.on_property in properties and properties[rule.on_property].kind == "object":
+                if rule.iris is None:
+                    raise OntologyError(
+                        f"{rule.source}: values of object property {curie(rule.on_property)} "
+                        "must be IRIs or CURIEs"
+                    )
+                rule = rule.model_copy(update={"values": rule.iris})
             lineage = (rule.on_class, *classes[rule.on_class].ancestors, None)
             for owner in lineage:
                 axiom = chosen.get((owner, rule.on_property))
