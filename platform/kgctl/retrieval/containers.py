@@ -1,12 +1,15 @@
 """Query containers: per-session, bounded in number and idle age, with an undo history.
 
->>> clock = iter(range(0, 10_000, 10)).__next__
->>> reg = ContainerRegistry(max_per_session=2, max_sessions=2, max_idle_seconds=25, clock=clock)
+>>> now = [0.0]
+>>> reg = ContainerRegistry(max_per_session=2, max_idle_seconds=60, clock=lambda: now[0])
 >>> a = reg.create("s1", "draft-a"); b = reg.create("s1", "draft-b"); c = reg.create("s1", "c")
->>> a.id, c.id, reg.get("s1", "q1") is None, reg.get("s2", "q2") is None
+>>> a.id, c.id, reg.get("s1", "q1") is None, reg.get("s2", "q3") is None
 ('q1', 'q3', True, True)
 >>> reg.get("s1", "q3").current
 'c'
+>>> now[0] = 61.0
+>>> reg.get("s1", "q3") is None
+True
 """
 
 from __future__ import annotations
