@@ -62,7 +62,7 @@ def test_trace_returns_records_in_order_with_delta_and_prov(store):
     ask = store.query(
         "ASK { GRAPH ?g { ?a a <http://www.w3.org/ns/prov#Activity> ; "
         "<http://www.w3.org/ns/prov#generated> ?iri ; "
-        "<https://w3id.org/kgctl/ns#evidence>/<http://www.w3.org/ns/oa#exact> ?q } }",
+        "<https://w3id.org/kgctl/ns#quote> ?q } }",
         bindings={"iri": NamedNode("https://w3id.org/kgctl/paper/p1/Step/step-2"),
                   "q": Literal("Step 2 was done.")})
     assert bool(ask)

@@ -35,7 +35,7 @@ from pyoxigraph import (
 from kgctl.errors import InputError, StoreError
 from kgctl.store.base import CallRecord, QueryResult, Term
 from kgctl.store.iris import graph_iri, provenance_graph_iri
-from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_row
+from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_literal
 from kgctl.store.sparql import bind, data_update
 from kgctl.store.transaction import check_paper_id, plan_write
 from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
@@ -100,7 +100,7 @@ class EmbeddedStore:
     def trace(self, paper_id: str) -> list[CallRecord]:
         check_paper_id(paper_id)
         rows = self._store.query(TRACE_QUERY, default_graph=provenance_graph_iri(paper_id))
-        return [record_from_row(r["record"], r["inserted"], r["deleted"]) for r in rows]
+        return [record_from_literal(r["record"]) for r in rows]
 
     def export(self, *, paper_id: str | None = None, format: RdfFormat = RdfFormat.TRIG) -> bytes:
         if paper_id is None:
