@@ -88,8 +88,9 @@ class FakeLLM:
     A script entry may be a function of the request body, so a reply can depend on what the
     client sent (e.g. the feedback of the previous tool call). Every request body is kept."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, default: Reply | None = None) -> None:
         self.script = list(script)
+        self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
         self.port = free_port()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
@@ -119,9 +120,9 @@ class FakeLLM:
 
         body = await request.json()
         self.requests.append(body)
-        if not self.script:
+        if not self.script and self.default is None:
             return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
-        entry = self.script.pop(0)
+        entry = self.script.pop(0) if self.script else self.default
         reply = entry(body) if callable(entry) else entry
         if reply.delay:
             await asyncio.sleep(reply.delay)

@@ -1,71 +1,59 @@
 """The agent loop through the real openai client (against a scripted local server) and a real
-MCP session: feedback reaches the model, repaired calls are written, limits and HTTP errors."""
+MCP session on the compiled TWA tools: feedback reaches the model, the repaired call is
+written, the step's tool set is enforced, iteration limits and HTTP errors are handled."""
 
 from __future__ import annotations
 
 import json
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
-from mcp import Client
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
-from pyoxigraph import Literal, NamedNode, Triple
+from pyoxigraph import NamedNode
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from agent_helpers import FakeLLM, Reply, last_tool_result, tool_messages  # noqa: E402
+from agent_helpers import FakeLLM, Reply, tool_messages  # noqa: E402
 
 from kgctl.agent.aio import run_sync  # noqa: E402
 from kgctl.agent.ingest import load_document  # noqa: E402
 from kgctl.agent.llm import ChatClient, LLMError, LLMSettings, Price  # noqa: E402
 from kgctl.agent.loop import run_paper  # noqa: E402
-from kgctl.agent.tools import add_agent_tools  # noqa: E402
+from kgctl.agent.session import paper_tools  # noqa: E402
 from kgctl.agent.trace import AgentTrace  # noqa: E402
-from kgctl.compiler.plan import Plan, PlanStep  # noqa: E402
-from kgctl.store import CallRecord, EmbeddedStore, utc_now  # noqa: E402
-from kgctl.store.iris import mint_iri  # noqa: E402
+from kgctl.compiler import ToolSurface, compile_tools  # noqa: E402
+from kgctl.compiler.plan import Plan, compile_plan  # noqa: E402
+from kgctl.ontology import default_ir  # noqa: E402
+from kgctl.store import EmbeddedStore  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "agent"
-LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
-THING = "http://example.org/Thing"
+PAPER = "paper"
+SYNTHESIS_QUERY = """
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?label ?product WHERE {
+  ?s a ?cls ; rdfs:label ?label ; ?has ?out . ?out rdfs:label ?product .
+  FILTER(?has = ?hasOutput)
+}"""
 
 
-class Written(BaseModel):
-    iri: str
+@cache
+def surface() -> ToolSurface:
+    return compile_tools(default_ir())
 
 
-def dev_server(store: EmbeddedStore, paper: str) -> MCPServer:
-    server = MCPServer("dev")
-
-    def create_thing(label: str, order: int, evidence: dict | None = None) -> Written:
-        """Create a thing at a position (from 1)."""
-        if order < 1:
-            raise ToolError(json.dumps({"status": "rejected", "code": "range", "field": "order",
-                                        "value": order, "allowed": [1], "retryable": True}))
-        iri = mint_iri(paper, THING, label)
-        store.write(paper, insert=[Triple(iri, LABEL, Literal(label))], record=CallRecord(
-            paper_id=paper, seq=0, tool="create_thing",
-            arguments={"label": label, "order": order}, iris=(iri.value,), time=utc_now()))
-        return Written(iri=iri.value)
-
-    server.add_tool(create_thing)
-    return server
+@cache
+def full_plan() -> Plan:
+    return compile_plan(default_ir(), surface=surface())
 
 
-PLAN = Plan(
-    ontologies=("dev.ttl",), top_level=(THING,), system_prompt="Use the tools.",
-    steps=(PlanStep(id="core", title="Things", goal="Record things", classes=(THING,),
-                    read=("experimental",), tools=("create_thing",), prompt="Things only.",
-                    verify="- labels are verbatim"),),
-)
+def core_only_plan() -> Plan:
+    return full_plan().model_copy(update={"steps": (full_plan().step("core"),)})
 
 
-def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, **settings) -> AgentTrace:
+def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, *, plan: Plan | None = None,
+        feedback: bool = True, **settings) -> AgentTrace:
+    ir = default_ir()
     document = load_document(DATA / "paper.md")
-    server = dev_server(store, document.paper_id)
-    add_agent_tools(server, document=document, store=store, paper_id=document.paper_id)
     options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
     llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
                       **(options | settings))
@@ -73,64 +61,108 @@ def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, **settings) -> Agen
     async def go() -> AgentTrace:
         chat = ChatClient(llm)
         try:
-            async with Client(server) as client:
-                return await run_paper(document, PLAN, tools=client, chat=chat,
-                                       trace_path=tmp_path / "trace.json", max_iterations=6)
+            async with paper_tools(ir, store, PAPER, document=document, feedback=feedback,
+                                   surface=surface()) as client:
+                return await run_paper(document, plan or core_only_plan(), tools=client,
+                                       chat=chat, trace_path=tmp_path / "trace.json",
+                                       max_iterations=6, feedback=feedback)
         finally:
             await chat.close()
 
     return run_sync(go)
 
 
+def synthesis_labels(store: EmbeddedStore) -> list[tuple[str, str]]:
+    onto = "https://www.theworldavatar.com/kg/OntoSyn/"
+    rows = store.query(SYNTHESIS_QUERY, paper_id=PAPER, bindings={
+        "cls": NamedNode(onto + "ChemicalSynthesis"),
+        "hasOutput": NamedNode(onto + "hasChemicalOutput")})
+    return sorted((r["label"].value, r["product"].value) for r in rows)
+
+
 def test_feedback_reaches_the_model_and_the_repaired_call_is_written(tmp_path: Path) -> None:
     def after_malformed(request: dict) -> Reply:
-        feedback = last_tool_result(request)
+        feedback = json.loads(tool_messages(request)[-1]["content"])
         assert feedback["code"] == "malformed_arguments"
-        return Reply(tool_calls=[("create_thing", '{"label": "MOP-1", "order": 0}')])
-
-    def after_rejection(request: dict) -> Reply:
-        text = tool_messages(request)[-1]["content"]
-        assert '"code": "range"' in text and '"field": "order"' in text
         return Reply(tool_calls=[
-            ("search_paper", '{"query": "heated days", "k": 1}'),
-            ("create_thing", '{"label": "MOP-1", "order": 1}'),
+            ("create_add", '{"label": "x"}'),  # a tool of another plan step
+            ("create_chemical_synthesis", '{"label": "MOP-1"}'),  # misses its product
         ])
 
-    def review(request: dict) -> Reply:
-        assert "Verification pass" in request["messages"][-1]["content"]
-        assert "MOP-1" in request["messages"][-1]["content"]
-        return Reply(content="all verified")
+    def after_rejection(request: dict) -> Reply:
+        not_offered, rejected = (json.loads(m["content"]) for m in tool_messages(request)[-2:])
+        assert not_offered["code"] == "tool_not_offered"
+        # the compiled tools' own feedback, as the model receives it
+        assert (rejected["status"], rejected["code"], rejected["field"]) == (
+            "rejected", "required_missing", "chemical_output")
+        return Reply(tool_calls=[("search_paper", '{"query": "synthesis of MOP-1", "k": 1}')])
+
+    def repaired(request: dict) -> Reply:
+        hit = json.loads(tool_messages(request)[-1]["content"])["passages"][0]
+        evidence = {"quote": hit["text"][:60], "section": hit["section"],
+                    "start": hit["start"], "end": hit["start"] + 60}
+        return Reply(tool_calls=[("create_chemical_synthesis", json.dumps(
+            {"label": "MOP-1", "chemical_output": {"label": "MOP-1"}, "evidence": evidence}))])
+
+    def verification(request: dict) -> Reply:
+        last = request["messages"][-1]["content"]
+        assert "Verification pass" in last and "MOP-1" in last and "Synthesis of MOP-1" in last
+        offered = {t["function"]["name"] for t in request["tools"]}
+        assert {"update_property", "delete_entity"} <= offered  # repair tools join here
+        return Reply(content="verified")
 
     script = [
-        Reply(tool_calls=[("create_thing", '{"label": "MOP-1", "order": ')]),  # malformed
-        after_malformed,
-        after_rejection,
-        Reply(content="done"),
-        review,
+        Reply(tool_calls=[("create_chemical_synthesis", '{"label": "MOP-1", "chemical_')]),
+        after_malformed, after_rejection, repaired, Reply(content="done"), verification,
     ]
     store = EmbeddedStore(None)
     with FakeLLM(script) as fake:
         trace = run(fake, store, tmp_path)
     assert fake.script == []  # every scripted turn was used
-    # the request carried only the plan step's tools plus evidence search
     offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
-    assert offered == {"create_thing", "search_paper"}
-    assert fake.requests[0]["temperature"] == 0
-    # exactly one thing written, by the repaired call
-    triples = list(store.triples("paper"))
-    assert [t.object.value for t in triples] == ["MOP-1"]
+    assert offered == {*core_only_plan().steps[0].tools, "search_paper"}
+    assert "create_add" not in offered and fake.requests[0]["temperature"] == 0
+    # exactly one synthesis written, by the repaired call, with its evidence in provenance
+    assert synthesis_labels(store) == [("MOP-1", "MOP-1")]
+    [record] = store.trace(PAPER)
+    assert record.tool == "create_chemical_synthesis"
+    assert record.evidence is not None and record.evidence.quote.startswith("Synthesis of MOP-1")
     calls = trace.steps[0].calls
     assert [(c.tool, c.is_error) for c in calls] == [
-        ("create_thing", True), ("create_thing", True), ("search_paper", False),
-        ("create_thing", False), ("review_writes", False)]
-    assert calls[0].arguments is None and calls[0].raw_arguments.endswith('"order": ')
-    assert json.loads(calls[2].result)["passages"][0]["text"].startswith("Synthesis of MOP-1")
-    assert [c.tool for c in trace.accepted_calls()] == ["create_thing"]
-    # accounting: 5 requests of 100 + 20 tokens, priced at 1 and 2 USD per million
-    assert trace.usage.requests == 5 and trace.usage.prompt_tokens == 500
-    assert trace.usage.cost_usd == pytest.approx((500 * 1 + 100 * 2) / 1e6)
+        ("create_chemical_synthesis", True), ("create_add", True),
+        ("create_chemical_synthesis", True), ("search_paper", False),
+        ("create_chemical_synthesis", False), ("review_writes", False)]
+    assert calls[0].arguments is None and calls[0].raw_arguments.endswith('"chemical_')
+    assert [c.tool for c in trace.accepted_calls()] == ["create_chemical_synthesis"]
+    # accounting: 6 requests of 100 + 20 tokens, priced at 1 and 2 USD per million
+    assert trace.usage.requests == 6 and trace.usage.prompt_tokens == 600
+    assert trace.usage.cost_usd == pytest.approx((600 * 1 + 120 * 2) / 1e6)
     saved = AgentTrace.load(tmp_path / "trace.json")
     assert saved.status == "complete" and saved.steps[0].calls == calls
+
+
+def test_without_feedback_the_incomplete_call_is_written(tmp_path: Path) -> None:
+    script = [Reply(tool_calls=[("create_chemical_synthesis", '{"label": "MOP-1"}')]),
+              Reply(content="done")]
+    store = EmbeddedStore(None)
+    with FakeLLM(script, default=Reply(content="verified")) as fake:
+        trace = run(fake, store, tmp_path, feedback=False)
+    assert [c.is_error for c in trace.steps[0].calls if not c.local] == [False]
+    assert not trace.feedback and len(store.trace(PAPER)) == 1
+
+
+def test_every_plan_step_offers_only_its_tool_set(tmp_path: Path) -> None:
+    plan = full_plan()
+    store = EmbeddedStore(None)
+    with FakeLLM([], default=Reply(content="nothing to record")) as fake:
+        trace = run(fake, store, tmp_path, plan=plan)
+    assert [s.step for s in trace.steps] == [s.id for s in plan.steps]
+    first_requests = [r for r in fake.requests if len(r["messages"]) == 2]
+    assert len(first_requests) == len(plan.steps)
+    for request, step in zip(first_requests, plan.steps, strict=True):
+        offered = {t["function"]["name"] for t in request["tools"]}
+        assert offered == {*step.tools, "search_paper"}
+        assert step.prompt in request["messages"][0]["content"]
 
 
 def test_iteration_limit_stops_a_step(tmp_path: Path) -> None:
@@ -140,7 +172,7 @@ def test_iteration_limit_stops_a_step(tmp_path: Path) -> None:
         trace = run(fake, store, tmp_path)
     assert trace.steps[0].status == "iteration_limit"
     assert len(fake.requests) == 6  # max_iterations, and no verification pass after a limit
-    assert list(store.triples("paper")) == []
+    assert list(store.triples(PAPER)) == []
 
 
 def test_http_errors_are_retried_with_backoff(tmp_path: Path) -> None:

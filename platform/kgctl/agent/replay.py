@@ -1,0 +1,110 @@
+"""Replay: re-issue a recorded tool-call trace through the paper's MCP tools.
+
+Unlike the store's delta replay, every call goes through the same validation path again, so a
+replay also checks that the recorded calls are still valid against the current tools. Two
+trace formats are read: the store's JSONL trace (one CallRecord per line, e.g. from
+`kgctl store export` or the round-trip oracle) and an agent run trace (its accepted calls).
+
+>>> calls_from_text('{"paper_id": "p", "seq": 1, "tool": "t", "arguments": {"a": 1}, '
+...                 '"time": "2024-01-01T00:00:00Z", "evidence": {"quote": "q"}}\\n', "x.jsonl")
+('p', [ReplayCall(tool='t', arguments={'a': 1, 'evidence': {'quote': 'q'}})])
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp_types import TextContent
+from pydantic import BaseModel, ConfigDict
+
+from kgctl.agent.trace import TRACE_FORMAT, AgentTrace
+from kgctl.errors import InputError
+from kgctl.store.trace import read_trace
+
+# Tools whose calls never change the graph; their records, if any, are not re-issued.
+SESSION_TOOLS = frozenset({"select_paper"})
+
+
+class ReplayCall(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    tool: str
+    arguments: dict[str, Any]
+
+
+class Refusal(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    position: int  # 1-based position in the trace
+    tool: str
+    feedback: str
+
+
+class ReplayReport(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    paper_id: str
+    calls: int
+    accepted: int
+    refused: tuple[Refusal, ...] = ()
+
+
+def load_calls(path: Path) -> tuple[str, list[ReplayCall]]:
+    """(paper id, calls) of a trace file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read trace {path}: {exc.strerror}") from None
+    return calls_from_text(text, path.name)
+
+
+async def replay_calls(client: Client, paper_id: str, calls: list[ReplayCall]) -> ReplayReport:
+    """Issue the calls in order; refusals are reported (the graph keeps the accepted ones)."""
+    refused = []
+    for position, call in enumerate(calls, start=1):
+        result = await client.call_tool(call.tool, call.arguments)
+        if result.is_error:
+            text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+            refused.append(Refusal(position=position, tool=call.tool, feedback=text))
+    return ReplayReport(paper_id=paper_id, calls=len(calls), accepted=len(calls) - len(refused),
+                        refused=tuple(refused))
+
+
+# Pure functions
+
+
+def calls_from_text(text: str, source: str) -> tuple[str, list[ReplayCall]]:
+    """Parse an agent trace (JSON object) or a store trace (JSONL of call records)."""
+    if not text.strip():
+        raise InputError(f"{source}: the trace is empty")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and whole.get("format") == TRACE_FORMAT:
+        return _agent_calls(whole, source)
+    records = read_trace(text, source=source)
+    papers = sorted({r.paper_id for r in records})
+    if len(papers) != 1:
+        raise InputError(f"{source}: a trace must hold one paper's calls, found {papers}")
+    calls = [
+        ReplayCall(tool=r.tool, arguments=_with_evidence(r.arguments, r.evidence))
+        for r in sorted(records, key=lambda r: r.seq) if r.tool not in SESSION_TOOLS
+    ]
+    return papers[0], calls
+
+
+def _agent_calls(data: dict[str, Any], source: str) -> tuple[str, list[ReplayCall]]:
+    try:
+        trace = AgentTrace.model_validate({k: v for k, v in data.items() if k != "usage"})
+    except ValueError as exc:
+        raise InputError(f"{source}: not an agent trace ({str(exc).splitlines()[0]})") from None
+    calls = [ReplayCall(tool=c.tool, arguments=c.arguments or {})
+             for c in trace.accepted_calls() if c.tool not in SESSION_TOOLS]
+    return trace.paper_id, calls
+
+
+def _with_evidence(arguments: dict[str, Any], evidence: Any) -> dict[str, Any]:
+    if evidence is None or "evidence" in arguments:
+        return dict(arguments)
+    return {**arguments, "evidence": evidence.model_dump(exclude_none=True)}
