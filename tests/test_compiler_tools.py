@@ -34,7 +34,6 @@ def _golden(name: str, data: object) -> None:
 
 @pytest.mark.parametrize("name,ir_factory", [
     ("tools_twa.json", default_ir),
-    ("tools_doping.json", lambda: load_ir([DOPING])),
     ("tools_toy.json", toy_ir),
 ])
 def test_surface_matches_golden_and_is_deterministic(name, ir_factory):
@@ -81,3 +80,25 @@ def test_cli_prints_tools_json():
     assert result.exit_code == 0, result.output
     names = [t["name"] for t in json.loads(result.output)]
     assert "create_heat_chill" in names and "add_chemical_input" in names
+
+
+def test_a_second_ontology_gives_a_working_tool_set():
+    """The doping T-Box (no profile, no code change): create, check, read back."""
+    from kgctl.instantiation.engine import Instantiator
+    from kgctl.instantiation.findings import Rejected
+    from kgctl.store import EmbeddedStore
+
+    ir = load_ir([DOPING])
+    engine = Instantiator(ir, EmbeddedStore())
+    made = engine.call("create_doped_material", "d1", {
+        "label": "Eu:SrAl2O4", "host": {"label": "SrAl2O4", "formula": "SrAl2O4"},
+        "dopant": [{"label": "Eu", "concentration": 0.02}], "doping_method": ["SolGel"]})
+    assert len(made.iris) == 3
+    with pytest.raises(Rejected) as err:
+        engine.call("create_doped_material", "d1", {
+            "label": "x", "host": {"label": "h"}, "dopant": [{"label": "d"}],
+            "doping_method": ["Sputtering"]})
+    assert err.value.feedback.code == "enum_value"
+    assert "SolGel" in err.value.feedback.allowed
+    rows = engine.call("list_instances", "d1", {"class_name": "Dopant"}).data
+    assert [r["label"] for r in rows] == ["Eu"]
