@@ -30,8 +30,7 @@ def test_compiles_without_a_profile(ir):
 
 def test_classes_hierarchy_and_disjointness(ir):
     assert sorted(i.name for i in ir.classes.values()) == [
-        "CoDopedMaterial", "Dopant", "DopedMaterial", "DopingMethod", "HostMaterial",
-        "IonImplantedMaterial", "Material"]
+        "CoDopedMaterial", "Dopant", "DopedMaterial", "DopingMethod", "HostMaterial", "Material"]
     assert ir.classes[DOP + "CoDopedMaterial"].ancestors == (DOP + "DopedMaterial",
                                                             DOP + "Material")
     assert ir.classes[DOP + "HostMaterial"].disjoint_with == (DOP + "Dopant",)
@@ -51,9 +50,6 @@ def test_cardinality_restrictions_and_their_induction(ir):
     kinds = {(r.on_class, r.on_property, r.kind, r.cardinality) for r in ir.restrictions}
     assert (DOP + "DopedMaterial", DOP + "hasHost", "exact", 1) in kinds
     assert (DOP + "DopedMaterial", DOP + "hasDopingMethod", "all", None) in kinds
-    (value,) = [r for r in ir.restrictions if r.kind == "has_value"]
-    assert (value.on_class, value.filler) == (DOP + "IonImplantedMaterial",
-                                              DOP + "IonImplantation")
 
 
 def test_enumerations(ir):
@@ -114,3 +110,23 @@ def test_profile_may_narrow_but_not_widen_an_owl_enumeration(tmp_path):
                     "      dop:hasDopingMethod: [dop:Spray]\n")
     with pytest.raises(OntologyError, match=r"wide.profile.yaml:4 allows .*#Spray which doping"):
         load_ir([DATA / "doping.ttl"], profile_paths=[wide])
+
+
+def test_has_value_in_a_second_tbox_refining_the_first(tmp_path):
+    extra = tmp_path / "implanted.ttl"
+    extra.write_text(
+        "@prefix dop: <https://example.org/doping#> .\n"
+        "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        "dop:IonImplantedMaterial a owl:Class ; rdfs:subClassOf dop:DopedMaterial ,\n"
+        "  [ a owl:Restriction ; owl:onProperty dop:hasDopingMethod ;\n"
+        "    owl:hasValue dop:IonImplantation ] .\n")
+    ir = load_ir([DATA / "doping.ttl", extra])
+    (value,) = [r for r in ir.restrictions if r.kind == "has_value"]
+    assert (value.on_class, value.filler, value.source.file) == (
+        DOP + "IonImplantedMaterial", DOP + "IonImplantation", "implanted.ttl")
+    implanted = ir.classes[DOP + "IonImplantedMaterial"]
+    assert implanted.ancestors == (DOP + "DopedMaterial", DOP + "Material")
+    assert implanted.ontology == "implanted.ttl" and not implanted.external
+    host = ir.cardinality(DOP + "IonImplantedMaterial", DOP + "hasHost")  # across files
+    assert (host.min, host.max) == (1, 1)
