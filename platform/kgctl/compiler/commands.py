@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -21,19 +22,29 @@ from kgctl.ontology.summary import summary_lines
 )
 @click.option("--no-profile", is_flag=True, help="Compile the OWL axioms alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full IR as canonical JSON.")
+@click.option("--tools", is_flag=True,
+              help="Print the compiled tools (name, tool set, description, input schema).")
 def command(
-    ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool
+    ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
+    tools: bool,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
     Without ONTOLOGY, the bundled TWA T-Boxes (OntoSyn, OntoMOPs, OntoSpecies, OM-2) are used.
 
     Example: kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
+    Example: kgctl compile --tools --json
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)
     ir = load_ir(paths, profile_paths=profile_paths)
-    if as_json:
+    if tools:
+        from kgctl.compiler.tools import compile_tools
+
+        surface = compile_tools(ir)
+        click.echo(json.dumps(surface.listing(), indent=2, ensure_ascii=False) if as_json
+                   else "\n".join(f"{t.toolset:<22} {t.name}" for t in surface.tools))
+    elif as_json:
         click.echo(ir.to_json())
     else:
         click.echo("\n".join(summary_lines(ir)))
