@@ -156,29 +156,30 @@ class EmbeddedStore:
 
     def update(self, sparql: str, *, bindings: Mapping[str, Term] | None = None) -> None:
         with self._lock:
-            try:
-                self._store.update(bind(sparql, bindings))
-            except SyntaxError as exc:
-                raise InputError(f"invalid SPARQL update: {exc}") from None
-            except (OSError, RuntimeError) as exc:
-                raise StoreError(f"update failed, nothing written: {exc}") from None
-            finally:
-                self._last_seq.clear()
+            self._last_seq.clear()
+            self._apply(bind(sparql, bindings))
+
+    def _apply(self, sparql: str) -> None:
+        try:
+            self._store.update(sparql)
+        except SyntaxError as exc:
+            raise InputError(f"invalid SPARQL update: {exc}") from None
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(f"update failed, nothing written: {exc}") from None
 
     def replace_paper(self, paper_id: str, quads: Iterable[Quad]) -> None:
         """Atomically replace a paper's graph and provenance by `quads`."""
         check_paper_id(paper_id)
         with self._lock:
             self._last_seq.pop(paper_id, None)
-            self._store.update(data_update(
+            self._apply(data_update(
                 drop=[graph_iri(paper_id), provenance_graph_iri(paper_id)], insert=quads))
 
     def drop(self, paper_id: str) -> None:
         with self._lock:
             self._require(paper_id)
             self._last_seq.pop(paper_id, None)
-            self._store.update(data_update(
-                drop=[graph_iri(paper_id), provenance_graph_iri(paper_id)]))
+            self._apply(data_update(drop=[graph_iri(paper_id), provenance_graph_iri(paper_id)]))
 
     def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
         quads = parse_dataset(data, format=format)
