@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +27,11 @@ MAX_CONTAINERS_PER_SESSION = 32
 MAX_SESSIONS = 256
 MAX_IDLE_SECONDS = 3600.0
 MAX_HISTORY = 64
+# Requests without a session (stateless protocol) share this namespace; their container ids are
+# unguessable tokens, so only the client that created a container can reach it.
+STATELESS = "stateless"
+STATELESS_CAPACITY_FACTOR = 8
+_TOKEN_BYTES = 16
 
 
 @dataclass
@@ -74,9 +80,12 @@ class ContainerRegistry(Generic[DraftT]):
         while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)
         state.issued += 1
-        container = Container(id=f"q{state.issued}", history=[draft], touched=now)
+        cid = (f"q-{secrets.token_urlsafe(_TOKEN_BYTES)}" if session == STATELESS
+               else f"q{state.issued}")
+        container = Container(id=cid, history=[draft], touched=now)
         state.containers[container.id] = container
-        while len(state.containers) > self.max_per_session:
+        limit = self.max_per_session * (STATELESS_CAPACITY_FACTOR if session == STATELESS else 1)
+        while len(state.containers) > limit:
             state.containers.popitem(last=False)
         return container
 
@@ -93,7 +102,7 @@ class ContainerRegistry(Generic[DraftT]):
     def ids(self, session: str) -> list[str]:
         self._expire()
         state = self._sessions.get(session)
-        return list(state.containers) if state else []
+        return list(state.containers) if state and session != STATELESS else []
 
     def _expire(self) -> float:
         # An emptied session keeps its counter, so ids are never reused within a session.

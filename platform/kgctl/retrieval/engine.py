@@ -203,11 +203,23 @@ class QueryEngine:
         return self._commit(session, query_id, draft, _add(draft, values),
                             f"?{var} restricted to {len(rows)} entity IRI(s)")
 
-    def filter_by_value(self, session: str, query_id: str, variable: str, property: str,
-                        value: str | float | bool, *, match: str = "exact", op: str = "=",
+    def filter_by_value(self, session: str, query_id: str, variable: str,
+                        value: str | float | bool, *, property: str | None = None,
+                        match: str = "exact", op: str = "=",
                         ignore_case: bool = True) -> QueryView:
         draft = self._draft(session, query_id)
         var = self._var(draft, variable, query_id)
+        if property is None:  # test the variable's own value
+            datatype = draft.variables[var]
+            if datatype in self.ir.classes:
+                raise reject("not_a_value", f"?{var} is a node; give the property to test",
+                             field="property", sparql=draft.sparql(),
+                             allowed=tuple(sorted(self.ir.curie(p.iri) for p in
+                                                  self.ir.properties_of(datatype))))
+            test = self._value_test(draft, var, datatype, value, match=match, op=op,
+                                    ignore_case=ignore_case)
+            return self._commit(session, query_id, draft, _add(draft, Filter(expr=test)),
+                                f"filter on ?{var}")
         prop = self._property(property, draft, var)
         if isinstance(value, str) and not value.strip():
             raise reject("empty_filter", "the value is empty", field="value", value=value,
@@ -539,10 +551,10 @@ class QueryEngine:
         usable = [p for p in self.ir.properties.values() if cls in self.ir.classes and (
             self.schema.accepts_object(p, cls) and p.kind == "object" if inverse
             else self.schema.usable_from(cls, p) and p.domain)]
-        if iri == RDFS_LABEL and not inverse:
+        if iri == RDFS_LABEL and not inverse and cls in self.ir.classes:
             return iri
         info = self.ir.properties.get(iri)
-        if info is None:
+        if info is None and iri != RDFS_LABEL:
             raise reject("unknown_property", f"no property {name!r} in the ontology",
                          field="property", value=name,
                          allowed=tuple(self.schema.near_names(name, kind="property")),
