@@ -209,6 +209,9 @@ class QueryEngine:
                         ignore_case: bool = True) -> QueryView:
         draft = self._draft(session, query_id)
         var = self._var(draft, variable, query_id)
+        if isinstance(value, str) and not value.strip():
+            raise reject("empty_filter", "the value is empty", field="value", value=value,
+                         hint="give a non-empty value", sparql=draft.sparql())
         if property is None:  # test the variable's own value
             datatype = draft.variables[var]
             if datatype in self.ir.classes:
@@ -221,9 +224,6 @@ class QueryEngine:
             return self._commit(session, query_id, draft, _add(draft, Filter(expr=test)),
                                 f"filter on ?{var}")
         prop = self._property(property, draft, var)
-        if isinstance(value, str) and not value.strip():
-            raise reject("empty_filter", "the value is empty", field="value", value=value,
-                         hint="give a non-empty value", sparql=draft.sparql())
         items: list[Element] = []
         if prop == RDFS_LABEL or self.ir.properties[prop].kind != "object":
             datatype = XSD + "string" if prop == RDFS_LABEL else self.schema.datatype_of(

@@ -1,0 +1,86 @@
+"""Shared fixtures of the retrieval tests: the hand-made A-Box loaded into a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgctl.ontology.loader import default_ir
+from kgctl.retrieval.engine import QueryEngine
+from kgctl.store.embedded import EmbeddedStore
+
+DATA = Path(__file__).parent / "data" / "retrieval" / "mop_sample.trig"
+QUESTIONS = Path(__file__).parents[1] / "benchmarks" / "mop30-questions" / "questions.yaml"
+
+
+def sample_store() -> EmbeddedStore:
+    store = EmbeddedStore()
+    store.import_data(DATA.read_bytes())
+    return store
+
+
+def sample_engine() -> QueryEngine:
+    return QueryEngine(sample_store(), default_ir())
+
+
+class ScriptedChatServer:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 that replays scripted turns.
+
+    Each turn is a function of the request's messages returning either a list of
+    ``(tool_name, arguments)`` calls or a final text; requests are recorded."""
+
+    def __init__(self, turns):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.turns = list(turns)
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                reply = outer.turns.pop(0)(body["messages"])
+                data = json.dumps(_completion(reply, len(outer.requests))).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _completion(reply, n: int) -> dict:
+    import json
+
+    message: dict = {"role": "assistant", "content": None}
+    if isinstance(reply, str):
+        message["content"] = reply
+        finish = "stop"
+    else:
+        message["tool_calls"] = [
+            {"id": f"call_{n}_{i}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(reply)]
+        finish = "tool_calls"
+    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
