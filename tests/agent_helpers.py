@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+DATA = Path(__file__).parent / "data" / "agent"
 PAGE_HEIGHT = 792
 LINE_STEP = 14
 TOP_MARGIN = 750
@@ -156,3 +157,23 @@ def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def last_tool_result(request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(tool_messages(request)[-1]["content"])
+
+
+def build_original(store: Any, paper: str) -> None:
+    """Issue the calls of tests/data/agent/calls_mop1.json through the compiled tools (a real
+    MCP session) for one paper; every call must be accepted."""
+    from mcp import Client
+
+    from kgctl.agent.aio import run_sync
+    from kgctl.instantiation.server import build_server
+    from kgctl.ontology import default_ir
+
+    calls = json.loads((DATA / "calls_mop1.json").read_text(encoding="utf-8"))
+
+    async def go() -> None:
+        async with Client(build_server(default_ir(), store, paper_id=paper)) as client:
+            for tool, arguments in calls:
+                result = await client.call_tool(tool, arguments)
+                assert not result.is_error, result.content[0].text
+
+    run_sync(go)

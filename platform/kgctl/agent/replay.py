@@ -13,6 +13,7 @@ trace formats are read: the store's JSONL trace (one CallRecord per line, e.g. f
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,16 @@ from mcp_types import TextContent
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.agent.trace import TRACE_FORMAT, AgentTrace
+from kgctl.compiler.spec import ToolSurface
 from kgctl.errors import InputError
+from kgctl.instantiation.server import build_server
+from kgctl.ontology.ir import OntologyIR
+from kgctl.store.base import GraphStore
 from kgctl.store.trace import read_trace
 
 # Tools whose calls never change the graph; their records, if any, are not re-issued.
-SESSION_TOOLS = frozenset({"select_paper"})
+SELECT_TOOL = "select_paper"
+SESSION_TOOLS = frozenset({SELECT_TOOL})
 
 
 class ReplayCall(BaseModel):
@@ -56,6 +62,43 @@ def load_calls(path: Path) -> tuple[str, list[ReplayCall]]:
     except OSError as exc:
         raise InputError(f"cannot read trace {path}: {exc.strerror}") from None
     return calls_from_text(text, path.name)
+
+
+async def replay_traces(
+    paths: Sequence[Path],
+    *,
+    ir: OntologyIR,
+    store: GraphStore,
+    surface: ToolSurface | None = None,
+    replace: bool = False,
+    feedback: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> list[ReplayReport]:
+    """Replay trace files into the store through one MCP session (switching papers)."""
+    loaded = [load_calls(path) for path in paths]
+    papers = [pid for pid, _ in loaded]
+    clash = sorted({p for p in papers if papers.count(p) > 1})
+    if clash:
+        raise InputError(f"several traces are for the same paper: {', '.join(clash)}")
+    existing = set(store.papers())
+    taken = [p for p in papers if p in existing]
+    if taken and not replace:
+        raise InputError(f"{len(taken)} paper(s) already have a graph in the store "
+                         f"({', '.join(taken[:3])}{' ...' if len(taken) > 3 else ''}); "
+                         "use --replace to rebuild them from the traces")
+    for pid in taken:
+        store.drop(pid)
+    reports = []
+    server = build_server(ir, store, feedback=feedback, surface=surface)
+    async with Client(server) as client:
+        for pid, calls in loaded:
+            selected = await client.call_tool(SELECT_TOOL, {"paper_id": pid})
+            if selected.is_error:
+                raise InputError(f"cannot select paper {pid!r} for replay")
+            reports.append(await replay_calls(client, pid, calls))
+            if progress:
+                progress(pid)
+    return reports
 
 
 async def replay_calls(client: Client, paper_id: str, calls: list[ReplayCall]) -> ReplayReport:

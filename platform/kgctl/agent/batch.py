@@ -1,0 +1,160 @@
+"""Extraction of a batch of papers: parallel workers, one graph per paper, resumable.
+
+Each worker owns one paper at a time and writes only that paper's graph (through its own MCP
+session). A paper whose trace says "complete" is skipped on the next run; a paper whose run was
+interrupted (trace "running" or "failed") has its partial graph dropped and is redone. A graph
+that exists without a trace of ours is never touched unless ``replace`` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kgctl.agent.aio import first_kgctl_error
+from kgctl.agent.ingest import Document, load_document
+from kgctl.agent.llm import ChatClient, LLMSettings
+from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS, run_paper
+from kgctl.agent.search import DEFAULT_LAMBDA
+from kgctl.agent.session import paper_tools
+from kgctl.agent.trace import AgentTrace
+from kgctl.compiler.plan import Plan
+from kgctl.compiler.spec import ToolSurface
+from kgctl.errors import InputError, KgctlError
+from kgctl.ontology.ir import OntologyIR
+from kgctl.store.base import GraphStore
+
+DEFAULT_WORKERS = 2
+TRACE_SUFFIX = ".trace.json"
+Outcome = Literal["complete", "skipped", "failed", "iteration_limit"]
+
+
+class PaperSummary(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    paper_id: str
+    outcome: Outcome
+    steps: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class BatchOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    out_dir: Path
+    workers: int = DEFAULT_WORKERS
+    feedback: bool = True
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    lam: float = DEFAULT_LAMBDA
+    replace: bool = False
+
+
+Progress = Callable[[str, str], None]  # (paper id, what happened)
+
+
+def trace_path(out_dir: Path, paper_id: str) -> Path:
+    return out_dir / f"{paper_id}{TRACE_SUFFIX}"
+
+
+async def extract_batch(
+    documents: Sequence[Document],
+    *,
+    ir: OntologyIR,
+    surface: ToolSurface,
+    plan: Plan,
+    store: GraphStore,
+    settings: LLMSettings,
+    options: BatchOptions,
+    progress: Progress | None = None,
+) -> list[PaperSummary]:
+    """Run the agent on every document, at most ``options.workers`` at a time."""
+    ids = [d.paper_id for d in documents]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise InputError(f"several papers map to the same paper id: {', '.join(duplicates)}")
+    gate = asyncio.Semaphore(options.workers)
+    chat = ChatClient(settings)
+    report = progress or (lambda _paper, _what: None)
+
+    async def one(document: Document) -> PaperSummary:
+        async with gate:
+            return await _extract_one(document, ir=ir, surface=surface, plan=plan, store=store,
+                                      chat=chat, options=options, progress=report)
+
+    try:
+        return list(await asyncio.gather(*(one(d) for d in documents)))
+    finally:
+        await chat.close()
+
+
+async def _extract_one(
+    document: Document, *, ir: OntologyIR, surface: ToolSurface, plan: Plan,
+    store: GraphStore, chat: ChatClient, options: BatchOptions, progress: Progress,
+) -> PaperSummary:
+    pid = document.paper_id
+    path = trace_path(options.out_dir, pid)
+    previous = AgentTrace.load(path) if path.is_file() else None
+    if previous is not None and previous.status == "complete" and not options.replace:
+        progress(pid, "skipped (already complete)")
+        return summarise(previous, outcome="skipped", seconds=0.0)
+    if pid in store.papers():
+        if previous is None and not options.replace:
+            raise InputError(f"paper {pid} already has a graph in the store that no run of "
+                             f"this output folder made; use --replace to redo it")
+        store.drop(pid)  # an interrupted or replaced run: start the paper again
+    started = time.monotonic()
+    progress(pid, "started")
+    try:
+        async with paper_tools(ir, store, pid, document=document, feedback=options.feedback,
+                               surface=surface, lam=options.lam) as client:
+            trace = await run_paper(
+                document, plan, tools=client, chat=chat, trace_path=path,
+                max_iterations=options.max_iterations, feedback=options.feedback,
+                on_step=lambda step: progress(pid, f"step {step.step} {step.status}"),
+            )
+    except Exception as exc:  # a kgctl error, possibly inside the session's exception group
+        error = exc if isinstance(exc, KgctlError) else (
+            first_kgctl_error(exc) if isinstance(exc, BaseExceptionGroup) else None)
+        if error is None:
+            raise
+        progress(pid, "failed")
+        failed = AgentTrace.load(path) if path.is_file() else None
+        summary = summarise(failed, outcome="failed", seconds=time.monotonic() - started) \
+            if failed else PaperSummary(paper_id=pid, outcome="failed")
+        return summary.model_copy(update={"error": str(error)})
+    limited = any(s.status == "iteration_limit" for s in trace.steps)
+    progress(pid, "done")
+    return summarise(trace, outcome="iteration_limit" if limited else "complete",
+                     seconds=time.monotonic() - started)
+
+
+def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = ()
+                   ) -> list[Document]:
+    if supplementary and len(papers) != 1:
+        raise InputError("--supplementary needs exactly one paper")
+    if not papers:
+        raise InputError("give at least one paper (PDF, Markdown or text)")
+    return [load_document(p, supplementary=supplementary) for p in papers]
+
+
+# Pure functions
+
+
+def summarise(trace: AgentTrace, *, outcome: Outcome, seconds: float) -> PaperSummary:
+    calls = [c for s in trace.steps for c in s.calls if not c.local]
+    usage = trace.usage
+    return PaperSummary(
+        paper_id=trace.paper_id, outcome=outcome, steps=len(trace.steps),
+        accepted=sum(not c.is_error for c in calls), rejected=sum(c.is_error for c in calls),
+        prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+        cost_usd=usage.cost_usd, seconds=round(seconds, 2), error=trace.error,
+    )

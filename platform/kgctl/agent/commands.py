@@ -1,0 +1,290 @@
+"""``kgctl extract`` (agent runs and trace replay) and ``kgctl demo`` (the main job)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kgctl.agent.llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLMError, LLMSettings, Price
+from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS
+from kgctl.agent.search import DEFAULT_LAMBDA
+from kgctl.errors import DataRejected, InputError
+from kgctl.store.commands import DEFAULT_STORE, store_options
+
+DEFAULT_RUNS = Path("kgctl-data") / "runs"
+DEMO_DIR = Path("kgctl-demo")
+_err = Console(stderr=True)
+
+
+def llm_options(func):
+    """Options shared by every command that talks to an LLM."""
+    options = [
+        click.option("--base-url", help="OpenAI-compatible server URL (env OPENAI_BASE_URL); "
+                     "key in env OPENAI_API_KEY."),
+        click.option("--model", help="model name (env KGCTL_MODEL)."),
+        click.option("--temperature", type=float, default=0.0, show_default=True),
+        click.option("--max-iterations", type=click.IntRange(1), show_default=True,
+                     default=DEFAULT_MAX_ITERATIONS, help="model turns per plan step."),
+        click.option("--max-retries", type=click.IntRange(0), default=DEFAULT_MAX_RETRIES,
+                     show_default=True, help="retries of a failing LLM request (429/5xx/timeout)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     default=DEFAULT_TIMEOUT_S, show_default=True, help="seconds per request."),
+        click.option("--prices", type=click.Path(path_type=Path), help="price table (YAML/JSON: "
+                     "model: {input: USD per 1M tokens, output: ...})."),
+        click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
+                     help="papers extracted in parallel."),
+        click.option("--plan-hints", type=click.Path(path_type=Path),
+                     help="YAML with per-class verification rules and read hints."),
+        click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=DEFAULT_LAMBDA,
+                     show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
+        click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "
+                     "are given, without constraint feedback."),
+        click.option("--out", type=click.Path(path_type=Path), default=None,
+                     help=f"folder of run traces (default {DEFAULT_RUNS})."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command("extract")
+@click.argument("papers", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--replay", "replays", multiple=True, type=click.Path(path_type=Path),
+              metavar="TRACE", help="re-issue a recorded trace through the tools (repeatable).")
+@click.option("--supplementary", multiple=True, type=click.Path(path_type=Path),
+              help="supplementary file of the (single) paper, added as extra sections.")
+@click.option("--replace", is_flag=True, help="rebuild papers that already have a graph.")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON.")
+@llm_options
+@store_options
+def extract(store, papers: tuple[Path, ...], replays: tuple[Path, ...],
+            supplementary: tuple[Path, ...], replace: bool, as_json: bool,
+            **llm: Any) -> None:
+    """Extract papers (PDF, Markdown, text) into their graphs with an LLM agent, or replay
+    recorded traces through the same validating tools.
+
+    \b
+    Examples:
+      OPENAI_BASE_URL=http://127.0.0.1:11434/v1 KGCTL_MODEL=qwen2.5 kgctl extract paper.pdf
+      kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store kg
+    """
+    if replays and papers:
+        raise InputError("give papers to extract or --replay traces, not both")
+    if replays:
+        _replay(store, list(replays), replace=replace, as_json=as_json)
+        return
+    summaries = run_extraction(store, list(papers), supplementary=supplementary,
+                               replace=replace, **llm)
+    _print_summaries(summaries, as_json=as_json)
+    failed = [s for s in summaries if s.outcome == "failed"]
+    if failed:
+        raise LLMError(f"{len(failed)} of {len(summaries)} papers failed; first: "
+                       f"{failed[0].paper_id}: {failed[0].error}")
+
+
+def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool = False,
+                   **llm: Any) -> list:
+    """Ingest, check the LLM settings, compile, then run the batch with a progress bar."""
+    from kgctl.agent.aio import run_sync
+    from kgctl.agent.batch import BatchOptions, extract_batch, load_documents
+    from kgctl.agent.demo import compile_all
+    from kgctl.compiler.plan import compile_plan, load_hints
+
+    documents = load_documents(papers, supplementary=supplementary)
+    settings = _settings(llm)
+    _compiled, (ir, surface), plan = compile_all()
+    if llm["plan_hints"]:
+        plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
+    options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
+                           feedback=not llm["no_feedback"], max_iterations=llm["max_iterations"],
+                           lam=llm["lam"], replace=replace)
+    with _progress() as bar:
+        task = bar.add_task("extracting", total=len(documents))
+
+        def progress(paper: str, what: str) -> None:
+            bar.update(task, description=f"{paper}: {what}")
+            if what in ("done", "failed") or what.startswith("skipped"):
+                bar.advance(task)
+
+        return run_sync(lambda: extract_batch(
+            documents, ir=ir, surface=surface, plan=plan, store=store, settings=settings,
+            options=options, progress=progress))
+
+
+def _settings(llm: dict[str, Any]) -> LLMSettings:
+    prices = dict(LLMSettings.model_fields["prices"].default_factory())
+    if llm["prices"]:
+        prices.update(_read_prices(llm["prices"]))
+    return LLMSettings.from_env(
+        base_url=llm["base_url"], model=llm["model"], temperature=llm["temperature"],
+        timeout_s=llm["timeout"], max_retries=llm["max_retries"], prices=prices)
+
+
+def _read_prices(path: Path) -> dict[str, Price]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return {str(model): Price.model_validate(p) for model, p in data.items()}
+    except OSError as exc:
+        raise InputError(f"cannot read price table {path}: {exc.strerror}") from None
+    except (yaml.YAMLError, ValidationError, AttributeError) as exc:
+        raise InputError(f"{path}: not a price table ({str(exc).splitlines()[0]}); expected "
+                         "model: {input: USD per 1M tokens, output: USD per 1M tokens}") from None
+
+
+def _replay(store, traces: list[Path], *, replace: bool, as_json: bool) -> None:
+    from kgctl.agent.aio import run_sync
+    from kgctl.agent.replay import replay_traces
+    from kgctl.ontology import default_ir
+
+    ir = default_ir()
+    with _progress(disable=as_json) as bar:
+        task = bar.add_task("replaying", total=len(traces))
+        reports = run_sync(lambda: replay_traces(
+            traces, ir=ir, store=store, replace=replace,
+            progress=lambda pid: bar.update(task, advance=1, description=pid)))
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json") for r in reports], indent=2))
+    else:
+        for r in reports:
+            click.echo(f"{r.paper_id}: {r.accepted} of {r.calls} calls written")
+    refused = [(r, f) for r in reports for f in r.refused]
+    if refused:
+        report, first = refused[0]
+        calls = sum(r.calls for r in reports)
+        raise DataRejected(f"{len(refused)} of {calls} calls refused on replay; first: "
+                           f"{report.paper_id} call {first.position} ({first.tool}): "
+                           f"{first.feedback[:300]}")
+
+
+@click.command("demo")
+@click.argument("papers", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--llm", "use_llm", is_flag=True,
+              help="extract the given papers with an LLM instead of replaying the bundled traces.")
+@click.option("--workdir", type=click.Path(path_type=Path), default=DEMO_DIR, show_default=True,
+              help="folder for the demo store and reports.")
+@click.option("--traces", type=click.Path(path_type=Path),
+              help="folder of traces to replay (default: the bundled MOP-30 traces).")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON.")
+@llm_options
+def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | None,
+         as_json: bool, **llm: Any) -> None:
+    """The main job: compile the ontologies, build the MOP-30 paper graphs by replaying the
+    bundled traces through the compiled tools, evaluate them against the ground truth and
+    write the HTML report. No API key or server needed.
+
+    \b
+    Examples:
+      kgctl demo
+      kgctl demo --llm --model gpt-4o papers/10.1021_ic050460z.pdf
+    """
+    from kgctl.agent.demo import bundled_traces, run_replay_demo
+    from kgctl.store import EmbeddedStore
+
+    if papers and not use_llm:
+        raise InputError("papers are extracted with --llm (which needs an LLM server); "
+                         "without it the demo replays the bundled traces")
+    store_path = workdir / "store"
+    found = bundled_traces(traces) if not use_llm else None
+    workdir.mkdir(parents=True, exist_ok=True)
+    store = EmbeddedStore(store_path)
+    try:
+        if use_llm:
+            result = _llm_demo(store, list(papers), workdir=workdir, store_path=store_path, **llm)
+        else:
+            with _progress(disable=as_json) as bar:
+                task = bar.add_task("replaying traces", total=len(found))
+                result = run_replay_demo(
+                    store, workdir=workdir, store_path=store_path, traces=found,
+                    progress=lambda pid: bar.update(task, advance=1, description=pid))
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(_demo_json(result), indent=2))
+        return
+    _print_demo(result)
+
+
+def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, **llm: Any):
+    from kgctl.agent.demo import DemoResult, compile_all, evaluate, write_reports
+
+    if not papers:
+        raise InputError("--llm needs the papers to extract, e.g. kgctl demo --llm paper.pdf")
+    llm["out"] = llm["out"] or workdir / "runs"
+    summaries = run_extraction(store, papers, replace=True, **llm)
+    _print_summaries(summaries, as_json=False)
+    compiled, _, _ = compile_all()
+    done = [s.paper_id for s in summaries if s.outcome != "failed"]
+    report, seconds = evaluate(store, done)
+    html, json_path = write_reports(report, workdir)
+    return DemoResult(compiled=compiled, replays=[], report=report, papers=done, html=html,
+                      json_path=json_path, store_path=store_path,
+                      seconds={"evaluate": seconds})
+
+
+def _demo_json(result) -> dict[str, Any]:
+    return {
+        "compiled": result.compiled.model_dump(),
+        "papers": len(result.papers),
+        "calls": sum(r.calls for r in result.replays),
+        "refused": sum(len(r.refused) for r in result.replays),
+        "scores": result.report.to_dict() | {"papers": None},
+        "report": str(result.html),
+        "store": str(result.store_path),
+        "seconds": result.seconds,
+    }
+
+
+def _print_demo(result) -> None:
+    c = result.compiled
+    out = Console()
+    out.print(f"compiled {c.classes} classes, {c.properties} properties -> {c.tools} tools, "
+              f"{c.plan_steps} plan steps in {c.seconds:.2f} s")
+    if result.replays:
+        calls = sum(r.calls for r in result.replays)
+        refused = sum(len(r.refused) for r in result.replays)
+        out.print(f"replayed {len(result.replays)} paper traces: {calls} tool calls, "
+                  f"{refused} refused, in {result.seconds.get('replay', 0):.1f} s")
+    table = Table(title=f"MOP-30 evaluation ({len(result.papers)} papers)")
+    for column in ("category", "P", "R", "F1", "TP", "FP", "FN"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    rows = [*result.report.categories.items(), ("micro", result.report.micro)]
+    for name, n in rows:
+        table.add_row(name, f"{n.precision:.3f}", f"{n.recall:.3f}", f"{n.f1:.3f}",
+                      str(n.tp), str(n.fp), str(n.fn))
+    out.print(table)
+    out.print(f"report: {result.html} (and {result.json_path})")
+    out.print("query the graph:\n"
+              f"  kgctl serve --store {result.store_path}    # SPARQL endpoint and web page\n"
+              f"  kgctl query --help                          # questions over the graph\n"
+              f"  kgctl store papers --store {result.store_path}")
+
+
+def _print_summaries(summaries: list, *, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
+        return
+    table = Table(title="extraction")
+    for column in ("paper", "outcome", "steps", "written", "refused", "tokens in/out",
+                   "cost USD", "s"):
+        table.add_column(column)
+    for s in summaries:
+        cost = "n/a" if s.cost_usd is None else f"{s.cost_usd:.4f}"
+        table.add_row(s.paper_id, s.outcome, str(s.steps), str(s.accepted), str(s.rejected),
+                      f"{s.prompt_tokens}/{s.completion_tokens}", cost, f"{s.seconds:.1f}")
+    Console().print(table)
+
+
+def _progress(*, disable: bool = False) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=_err, disable=disable, transient=True)
+
+
+__all__ = ["DEFAULT_STORE", "demo", "extract"]
