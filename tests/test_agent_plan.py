@@ -71,7 +71,7 @@ def test_compile_plan_cli_prints_the_plan() -> None:
     from kgctl.cli import cli
 
     result = CliRunner().invoke(cli, ["compile", "--plan"])
-    if "No such option" in result.output:
-        pytest.skip("kgctl compile has no --plan option yet")
     assert result.exit_code == 0, result.output
     assert result.output == GOLDEN.read_text(encoding="utf-8")
+    bad = CliRunner().invoke(cli, ["compile", "--plan", "--plan-hints", "/no/such/hints.yaml"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: cannot read plan hints")

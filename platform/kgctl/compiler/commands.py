@@ -24,9 +24,13 @@ from kgctl.ontology.summary import summary_lines
 @click.option("--json", "as_json", is_flag=True, help="Print the full IR as canonical JSON.")
 @click.option("--tools", is_flag=True,
               help="Print the compiled tools (name, tool set, description, input schema).")
+@click.option("--plan", is_flag=True,
+              help="Print the extraction plan (steps, tool sets, prompts) as JSON.")
+@click.option("--plan-hints", type=click.Path(path_type=Path),
+              help="YAML with per-class verification rules and read hints for --plan.")
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
-    tools: bool,
+    tools: bool, plan: bool, plan_hints: Path | None,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
@@ -34,11 +38,17 @@ def command(
 
     Example: kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
     Example: kgctl compile --tools --json
+    Example: kgctl compile --plan
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)
     ir = load_ir(paths, profile_paths=profile_paths)
-    if tools:
+    if plan:
+        from kgctl.compiler.plan import compile_plan, load_hints
+
+        hints = load_hints(plan_hints, ir) if plan_hints else None
+        click.echo(compile_plan(ir, hints=hints).to_json(), nl=False)
+    elif tools:
         from kgctl.compiler.tools import compile_tools
 
         surface = compile_tools(ir)
