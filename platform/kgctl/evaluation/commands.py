@@ -1,4 +1,4 @@
-"""``kgctl eval``: score JSON records, read a store out and score it, NERRE doping scores."""
+"""``kgctl eval``: score JSON records, read a store out and score it, NERRE and Eunomia scores."""
 
 from __future__ import annotations
 
@@ -120,12 +120,86 @@ def nerre_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
                    f"(TP {c.tp} FP {c.fp} FN {c.fn})")
 
 
-@command.command(name="oracle")
-@click.option("--benchmark", type=click.Choice(BENCHMARKS), default="mop30")
-@click.option("--store", "store_path", type=click.Path(path_type=Path), required=True)
-def oracle_command(*, benchmark: str, store_path: Path) -> None:
-    """Round-trip oracle: ground truth -> MCP tool calls -> graph -> read-out (not built yet).
+@command.command(name="eunomia")
+@click.option("--pred", "pred", type=click.Path(path_type=Path), required=True,
+              help="predicted (doi, mof, label) rows: CSV with a header, or a JSON list")
+@click.option("--gold", "gold", type=click.Path(path_type=Path),
+              help="gold CSV (default: the bundled Eunomia water-stability ground truth)")
+@click.option("--json", "as_json", is_flag=True, help="print the scores as JSON")
+def eunomia_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
+    """Water-stability ternary accuracy and yield on the Eunomia benchmark.
 
-    Example: kgctl eval oracle --benchmark mop30 --store kg.db
+    Example: kgctl eval eunomia --pred runs/water_stability.csv --json
     """
-    raise InputError("the round-trip oracle is not available yet in this version")
+    from kgctl.evaluation.eunomia import GOLD_FILE, load_gold, load_predictions, score_stability
+
+    gold_path = gold or asset_dir("benchmarks") / "eunomia" / GOLD_FILE
+    s = score_stability(load_gold(gold_path), load_predictions(pred))
+    if as_json:
+        click.echo(json.dumps(s.to_dict(), indent=2))
+        return
+    click.echo(f"accuracy {s.accuracy:.3f} ({s.correct}/{s.gold_mofs} MOFs)  "
+               f"yield {s.yield_:.3f} ({s.definite_correct}/{s.gold_definite} Stable/Unstable)")
+    click.echo(f"unmatched predictions {s.unmatched_predictions}, "
+               f"duplicate predictions {s.duplicate_predictions}")
+
+
+@command.command(name="oracle")
+@click.option("--benchmark", type=click.Choice(BENCHMARKS), default="mop30", show_default=True)
+@click.option("--store", "store_path", type=click.Path(path_type=Path), required=True,
+              help="store folder the papers are built into (created if missing)")
+@click.option("--traces", type=click.Path(path_type=Path),
+              help="also write each paper's call trace as <paper>.jsonl into this folder")
+@click.option("--paper", "papers", multiple=True, help="build only this paper (repeatable)")
+@click.option("--json", "as_json", is_flag=True, help="print the report and findings as JSON")
+@click.option("--html", type=click.Path(path_type=Path), help="also write an HTML report")
+def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
+                   papers: tuple[str, ...], as_json: bool, html: Path | None) -> None:
+    """Round-trip oracle: ground truth -> MCP tool calls -> graph -> read-out -> scores.
+
+    Every shortfall is listed: values the tools cannot express and calls they rejected.
+
+    Example: kgctl eval oracle --benchmark mop30 --store kg.db --traces traces --html oracle.html
+    """
+    from rich.progress import Progress
+
+    from kgctl.evaluation.loader import Loaded
+    from kgctl.evaluation.oracle import benchmark_papers, run_oracle
+    from kgctl.evaluation.readout import read_out_loaded
+    from kgctl.store import open_store
+
+    root = asset_dir("benchmarks") / benchmark
+    known = benchmark_papers(root)
+    chosen = list(papers) or known
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        raise InputError(f"not a {benchmark} paper: {', '.join(unknown)}")
+    gold = load_benchmark(root)
+    gold = Loaded(docs={p: d for p, d in gold.docs.items() if p in chosen},
+                  problems=gold.problems)
+    store = open_store(path=store_path)
+    try:
+        with Progress(disable=as_json) as progress:
+            task = progress.add_task("building papers", total=len(chosen))
+            builds = run_oracle(store, root, papers=chosen, traces=traces,
+                                step=lambda _: progress.advance(task))
+        report = score(gold, read_out_loaded(store, chosen))
+    finally:
+        store.close()
+    findings = [f for b in builds for f in b.findings]
+    if as_json:
+        click.echo(json.dumps(report.to_dict() | {
+            "oracle": {"calls": sum(b.calls for b in builds),
+                       "rejected": sum(b.rejected for b in builds),
+                       "findings": [f.model_dump() | {"text": str(f)} for f in findings]}},
+            indent=2, ensure_ascii=False))
+        if html is not None:
+            from kgctl.evaluation.html import write_html
+
+            write_html(report, html)
+        return
+    _emit(report, as_json=False, html=html, out=None)
+    click.echo(f"oracle: {sum(b.calls for b in builds)} calls, "
+               f"{sum(b.rejected for b in builds)} rejected, {len(findings)} finding(s)")
+    for finding in findings:
+        click.echo(f"  shortfall: {finding}")
