@@ -50,7 +50,8 @@ def test_fahrenheit_and_kelvin_drying_temperatures(engine):
 
 BAD_STEPS = [
     ("unknown_property", lambda e, q: e.add_triple(S, q, "synthesis", "ontosyn:hasColour")),
-    ("domain_mismatch", lambda e, q: e.add_triple(S, q, "synthesis", "ontosyn:hasTargetTemperature")),
+    ("domain_mismatch", lambda e, q: e.add_triple(S, q, "synthesis",
+                                                  "ontosyn:hasTargetTemperature")),
     ("no_path", lambda e, q: e.add_path_constraint(S, q, "synthesis", "ontosyn:ExecutionPoint")),
     ("empty_result", lambda e, q: e.filter_by_value(S, q, "label", "no such synthesis")),
     ("empty_filter", lambda e, q: e.filter_by_value(S, q, "label", "  ")),

@@ -1,0 +1,148 @@
+"""``kgctl query``: run a SPARQL file, build a query interactively, or serve the MCP tools."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from kgctl.errors import InputError, StoreError
+from kgctl.ontology.loader import default_ir
+from kgctl.retrieval.engine import QueryEngine
+from kgctl.retrieval.feedback import Rejected
+from kgctl.store.embedded import EmbeddedStore
+
+SHELL_SESSION = "shell"
+SHELL_TOOLS = ("filter_by_entity", "filter_by_value", "filter_by_quantity",
+               "add_path_constraint", "add_triple", "group_by", "aggregate", "select",
+               "order_by", "undo", "show_query", "execute_query")
+EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entities",
+                 "describe_entity")
+
+
+def open_store(store: Path | None, data: tuple[Path, ...]) -> EmbeddedStore:
+    if store is None and not data:
+        raise InputError("give --store DIR or --data FILE.trig")
+    opened = EmbeddedStore(store)
+    for path in data:
+        try:
+            opened.import_data(path.read_bytes())
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        except SyntaxError as exc:
+            raise InputError(f"{path}: not valid TriG: {exc}") from None
+    return opened
+
+
+store_options = [
+    click.option("--store", type=click.Path(path_type=Path), help="on-disk store directory"),
+    click.option("--data", multiple=True, type=click.Path(path_type=Path),
+                 help="TriG file loaded into the store first (repeatable)"),
+]
+
+
+def with_store(fn):
+    for option in reversed(store_options):
+        fn = option(fn)
+    return fn
+
+
+@click.group(name="query")
+def command() -> None:
+    """Query the knowledge graph: SPARQL files, a query-building shell, the MCP server.
+
+    Example: kgctl query run question.rq --data graph.trig --json
+    """
+
+
+@command.command(name="run")
+@click.argument("sparql_file", type=click.Path(path_type=Path))
+@with_store
+@click.option("--json", "as_json", is_flag=True, help="rows as JSON")
+def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: bool) -> None:
+    """Run a SELECT query file over the union of all paper graphs.
+
+    Example: kgctl query run q.rq --store ./kg
+    """
+    try:
+        text = sparql_file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {sparql_file}: {exc.strerror}") from None
+    graph = open_store(store, data)
+    try:
+        solutions = graph.query(text, union=True)
+    except SyntaxError as exc:
+        raise InputError(f"{sparql_file}: invalid SPARQL: {exc}") from None
+    except OSError as exc:
+        raise StoreError(f"query failed: {exc}") from None
+    columns = [v.value for v in solutions.variables]
+    rows = [[None if s[c] is None else s[c].value for c in columns] for s in solutions]
+    if as_json:
+        click.echo(json.dumps({"columns": columns, "rows": rows}, ensure_ascii=False))
+        return
+    click.echo("\t".join(columns))
+    for row in rows:
+        click.echo("\t".join("" if v is None else v for v in row))
+
+
+@command.command(name="shell")
+@click.option("--template", required=True, help="template to start from, e.g. synthesis")
+@with_store
+def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
+    """Build a query step by step: each input line is `tool {json arguments}`; the query id
+    is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
+
+    Example: kgctl query shell --template synthesis --data graph.trig
+    """
+    engine = QueryEngine(open_store(store, data), default_ir())
+    view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
+    if view is None:
+        raise InputError(f"cannot start from template {template!r}")
+    click.echo(view.sparql)
+    query_id = view.query_id
+    for line in sys.stdin:
+        name, _, raw = line.strip().partition(" ")
+        if name in ("", "quit", "exit"):
+            if name:
+                break
+            continue
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            click.echo(f"error: arguments are not JSON: {exc.msg}")
+            continue
+        if name in SHELL_TOOLS:
+            call = lambda n=name, a=args: getattr(engine, n)(SHELL_SESSION, query_id, **a)  # noqa: E731
+        elif name in EXPLORE_TOOLS:
+            call = lambda n=name, a=args: getattr(engine, n)(**a)  # noqa: E731
+        else:
+            click.echo(f"error: unknown tool {name!r}; tools: "
+                       + ", ".join(EXPLORE_TOOLS + SHELL_TOOLS))
+            continue
+        result = _safe(call)
+        if result is not None:
+            click.echo(result.model_dump_json(indent=2))
+
+
+@command.command(name="serve")
+@with_store
+def serve(store: Path | None, data: tuple[Path, ...]) -> None:
+    """Serve the query-building tools over MCP on stdio.
+
+    Example: kgctl query serve --store ./kg
+    """
+    from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
+
+    build_server(QueryEngine(open_store(store, data), default_ir())).run("stdio")
+
+
+def _safe(call):
+    try:
+        return call()
+    except Rejected as rejected:
+        click.echo(rejected.feedback.model_dump_json(indent=2))
+    except TypeError as exc:
+        click.echo(f"error: bad arguments: {exc}")
+    return None

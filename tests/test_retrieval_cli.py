@@ -1,0 +1,62 @@
+"""`kgctl query` through the CLI: SPARQL files, the interactive shell, user errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
+from retrieval_helpers import DATA  # noqa: E402
+
+from kgctl.cli import cli  # noqa: E402
+
+QUERY = """PREFIX ontomops: <https://www.theworldavatar.com/kg/ontomops/>
+SELECT ?ccdc WHERE { ?m ontomops:hasCCDCNumber ?ccdc } ORDER BY ?ccdc
+"""
+
+
+def test_run_sparql_file_as_json(tmp_path):
+    path = tmp_path / "q.rq"
+    path.write_text(QUERY)
+    result = CliRunner().invoke(cli, ["query", "run", str(path), "--data", str(DATA), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["columns"] == ["ccdc"]
+    assert [r[0] for r in data["rows"]] == ["1009452", "1009453", "1480381", "1480382",
+                                            "1851234", "277344", "277345"]
+
+
+def test_run_reports_bad_sparql_in_one_line(tmp_path):
+    path = tmp_path / "bad.rq"
+    path.write_text("SELECT ?x WHERE { ?x }")
+    result = CliRunner().invoke(cli, ["query", "run", str(path), "--data", str(DATA)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and "Traceback" not in result.output
+
+
+def test_missing_store_is_a_usage_error(tmp_path):
+    path = tmp_path / "q.rq"
+    path.write_text(QUERY)
+    result = CliRunner().invoke(cli, ["query", "run", str(path)])
+    assert result.exit_code == 2 and "--store" in result.output
+
+
+def test_shell_builds_a_query_and_prints_feedback():
+    script = "\n".join([
+        'filter_by_value {"variable": "formula", "value": "[Cu2]"}',
+        'filter_by_value {"variable": "formula", "value": "[Zz9]"}',
+        'execute_query {}',
+    ])
+    result = CliRunner().invoke(cli, ["query", "shell", "--template", "cbu", "--data",
+                                      str(DATA)], input=script)
+    assert result.exit_code == 0, result.output
+    assert '"code": "empty_result"' in result.output
+    assert result.output.count('"[Cu2]"') >= 2  # both [Cu2] units found, [Zz9] rejected
+
+
+def test_help_has_an_example():
+    result = CliRunner().invoke(cli, ["query", "--help"])
+    assert result.exit_code == 0 and "Example: kgctl query run" in result.output
