@@ -12,6 +12,7 @@ oracle never writes triples itself: what the tools cannot hold is reported, not 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,8 @@ IGNORED_STEP_FIELDS = frozenset({"stepNumber", "usedVesselName", "usedVesselType
 ATMOSPHERES = {"argon": "Ar"}  # the profile's allowed spellings
 NO_PH = -1  # the ground truth's "not stated" for targetPH
 UNNAMED = "unnamed"
+FIELD_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
+MAX_RETRIES = 6  # a call is retried after dropping each refused value, this many times at most
 
 
 class OracleFinding(BaseModel):
@@ -76,7 +79,9 @@ class PaperBuild(BaseModel):
 
 # -- pure mapping ----------------------------------------------------------------------------
 def snake_type(name: str) -> str:
-    """>>> snake_type("HeatChill")
+    """Tool-name spelling of a step class.
+
+    >>> snake_type("HeatChill")
     'heat_chill'
     """
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
@@ -146,6 +151,9 @@ class _Agent:
         self.syntheses: dict[str, str] = {}  # CCDC number -> ChemicalSynthesis IRI
         self.claimed: set[str] = set()  # syntheses already given their chemicals record
         self.output_of: dict[str, str] = {}  # synthesis IRI -> output IRI
+        self.required: dict[str, frozenset[str]] = {}
+        self.label_nodes: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cbu_formulas: dict[str, str] = {}  # CBU label key -> its formula
 
     def finding(self, category: str, field: str, value: Any, reason: str) -> None:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -154,18 +162,36 @@ class _Agent:
 
     async def call(self, tool: str, args: dict[str, Any], *, category: str,
                    field: str) -> tuple[str, ...] | None:
-        """IRIs written by the call, or None (then a finding names the envelope)."""
-        self.calls += 1
-        result = await self.client.call_tool(tool, args)
-        text = result.content[0].text if result.content else "{}"
-        if result.is_error:
+        """IRIs written by the call, or None. A rejection is itemised with its envelope; like
+        an agent reading the feedback, the oracle then drops the refused value and retries
+        (never a required argument)."""
+        for _ in range(MAX_RETRIES):
+            self.calls += 1
+            result = await self.client.call_tool(tool, args)
+            text = result.content[0].text if result.content else "{}"
+            if not result.is_error:
+                return tuple(json.loads(text).get("iris", ()))
             self.rejected += 1
             envelope = json.loads(text)
+            where = str(envelope.get("field") or "")
+            reduced = without_field(args, where, keep=self.required.get(tool, frozenset()))
             self.finding(category, field, envelope.get("value") or "",
-                         f"{tool} rejected: {envelope.get('code')} at "
-                         f"{envelope.get('field')!r}: {envelope.get('message')}")
-            return None
-        return tuple(json.loads(text).get("iris", ()))
+                         f"{tool} rejected: {envelope.get('code')} at {where!r}: "
+                         f"{envelope.get('message')}"
+                         + ("; dropped it and retried" if reduced is not None else ""))
+            if reduced is None:
+                return None
+            args = reduced
+        return None
+
+    def label_node(self, kind: str, entry: dict[str, Any]) -> dict[str, Any] | str:
+        """Nodes identified by their label (materials, solvents, devices, CBUs): described on
+        first mention, referred to by label afterwards (the tools refuse a repeated value)."""
+        key = (kind, label_key(entry["label"]))
+        if key in self.label_nodes:
+            return self.label_nodes[key]["label"]
+        self.label_nodes[key] = entry
+        return entry
 
     # steps ---------------------------------------------------------------------------------
     async def steps(self, doc: dict[str, Any]) -> None:
@@ -212,8 +238,6 @@ class _Agent:
                 output: dict[str, Any] = {"label": names[0] if names else f"product of {i}"}
                 if names:
                     output["product_name"] = names
-                if not is_empty(first.get("chemicalFormula")):
-                    output["chemical_formula"] = first["chemicalFormula"]
                 iris = await self.call("create_chemical_synthesis", {
                     "label": proc.get("procedureName") or f"procedure {i}",
                     "chemical_output": output}, category="chemicals", field=where)
@@ -226,9 +250,9 @@ class _Agent:
                                                         "ccdc_number_value": [ccdc]},
                                     category="chemicals", field=f"{where}.CCDCNumber")
                     self.outputs.setdefault(ccdc, iris[1])
-            elif not is_empty(first.get("chemicalFormula")):
+            if not is_empty(first.get("chemicalFormula")):
                 await self.call("update_property", {
-                    "entity": self.output_of[synthesis], "property": "chemical_formula",
+                    "entity": self.output_of[synthesis], "property": "ontosyn:hasChemicalFormula",
                     "value": first["chemicalFormula"]}, category="chemicals",
                     field=f"{where}.outputChemical.chemicalFormula")
             self.claimed.add(synthesis)
@@ -249,7 +273,7 @@ class _Agent:
                                         field=f"{where}.inputChemicals[{j}]")
 
     async def yield_(self, synthesis: str, value: str, where: str) -> None:
-        await self.call("update_property", {"entity": synthesis, "property": "yield",
+        await self.call("update_property", {"entity": synthesis, "property": "ontosyn:hasYield",
                                             "value": value},
                         category="chemicals", field=f"{where}.outputChemical.yield")
 
@@ -257,7 +281,8 @@ class _Agent:
     async def characterisation(self, doc: dict[str, Any]) -> None:
         for i, group in enumerate(doc.get("Devices", []), start=1):
             session: str | None = None
-            devices = _devices(group)
+            devices = {arg: [self.label_node(arg, d) for d in entries]
+                       for arg, entries in _devices(group).items()}
             for k, rec in enumerate(group.get("Characterisation", []), start=1):
                 where = f"Devices[{i}].Characterisation[{k}]"
                 species = await self.species(rec, where)
@@ -270,7 +295,7 @@ class _Agent:
                     session = iris[0] if iris else None
                 else:
                     await self.call("link", {
-                        "subject": species, "property": "os:hasCharacterizationSession",
+                        "subject": species, "property": "ontospecies:hasCharacterizationSession",
                         "object": session}, category="characterisation", field=where)
                 await self.measurements(species, rec, where)
 
@@ -308,7 +333,8 @@ class _Agent:
         nmr_args: dict[str, Any] = {k: nmr[k] for k in ("shifts", "temperature")
                                     if not is_empty(nmr.get(k))}
         if not is_empty(nmr.get("solvent")):
-            nmr_args["uses_solvent"] = {"label": nmr["solvent"], "solvent_name": nmr["solvent"]}
+            nmr_args["uses_solvent"] = self.label_node("solvent", {
+                "label": nmr["solvent"], "solvent_name": nmr["solvent"]})
         if nmr_args:
             await self.call("add_hnmr_data", {"subject": species, **nmr_args},
                             category="characterisation", field=f"{where}.HNMR")
@@ -317,7 +343,8 @@ class _Agent:
         if not is_empty(ir.get("bands")):
             ir_args["bands"] = ir["bands"]
         if not is_empty(ir.get("material")):
-            ir_args["uses_material"] = {"label": ir["material"], "material_name": ir["material"]}
+            ir_args["uses_material"] = self.label_node("material", {
+                "label": ir["material"], "material_name": ir["material"]})
         if ir_args:
             await self.call("add_infrared_spectroscopy_data", {"subject": species, **ir_args},
                             category="characterisation", field=f"{where}.InfraredSpectroscopy")
@@ -333,10 +360,16 @@ class _Agent:
                 names = [x for x in mop.get(f"cbuSpeciesNames{n}") or [] if not is_empty(x)]
                 if is_empty(formula) and not names:
                     continue
-                unit: dict[str, Any] = {"label": names[0] if names else str(formula)}
+                label = self.cbu_label(names or [str(formula)], formula)
+                if label is None:
+                    self.finding("cbu", f"{where}.cbuFormula{n}", formula,
+                                 "a CBU is identified by its label: every name given is "
+                                 "already the label of a CBU with another formula")
+                    continue
+                unit: dict[str, Any] = {"label": label}
                 if not is_empty(formula):
                     unit["cbu_formula"] = formula
-                units.append(unit)
+                units.append(self.label_node("cbu", unit))
             output = self.outputs.get(ccdc) if not is_empty(ccdc) else None
             if output is None:
                 self.finding("cbu", where, ccdc or "",
@@ -348,6 +381,15 @@ class _Agent:
             if units:
                 args["chemical_building_unit"] = units
             await self.call("add_is_represented_by", args, category="cbu", field=where)
+
+
+    def cbu_label(self, names: list[str], formula: Any) -> str | None:
+        """The first name not yet the label of a CBU with a different formula."""
+        for name in names:
+            known = self.cbu_formulas.setdefault(label_key(name), str(formula))
+            if known == str(formula):
+                return name
+        return None
 
 
 def _devices(group: dict[str, Any]) -> dict[str, Any]:
@@ -398,10 +440,13 @@ async def build_papers(client: Client, root: Path, papers: Iterable[str], *,
                        step: Callable[[str], None] | None = None) -> list[PaperBuild]:
     """Build every paper through `client` (a session on the instantiation server)."""
     builds = []
+    listing = await client.list_tools()
+    required = {t.name: frozenset(t.input_schema.get("required") or ()) for t in listing.tools}
     for paper in papers:
         docs = load_paper(root, paper)
         await client.call_tool("select_paper", {"paper_id": paper})
         agent = _Agent(client, paper)
+        agent.required = required
         # the steps and chemicals records share a synthesis node per product (CCDC number)
         for category in ("steps", "chemicals", "characterisation", "cbu"):
             if category in docs:
@@ -439,3 +484,50 @@ def run_oracle(store: GraphStore, root: Path, *, papers: Iterable[str] | None = 
             (traces / f"{paper}.jsonl").write_text(
                 trace_jsonl(store.trace(make_paper_id(paper))), encoding="utf-8")
     return builds
+
+
+def label_key(label: str) -> str:
+    """Case- and punctuation-blind key of a label (how label-identified nodes collide).
+
+    >>> label_key("KBr") == label_key("kbr")
+    True
+    """
+    return "".join(c for c in label.casefold() if c.isalnum())
+
+
+def without_field(args: dict[str, Any], path: str, *,
+                  keep: frozenset[str]) -> dict[str, Any] | None:
+    """`args` without the value at an envelope field path (`a.b[1].c`), or None when that is a
+    required argument or not present.
+
+    >>> without_field({"x": 1, "t": {"value": 5, "unit": "furlong"}}, "t.unit", keep=frozenset())
+    {'x': 1, 't': {'value': 5}}
+    >>> without_field({"u": [{"l": "a"}, {"l": "b"}]}, "u[1].l", keep=frozenset())
+    {'u': [{'l': 'a'}, {}]}
+    >>> without_field({"order": 1}, "order", keep=frozenset({"order"})) is None
+    True
+    """
+    steps = [(m.group(1), m.group(2)) for m in FIELD_STEP.finditer(path)]
+    if not steps or steps[0][0] in keep or steps[0][0] not in args:
+        return None
+    copy = json.loads(json.dumps(args))
+    parent: Any = copy
+    for depth, (name, index) in enumerate(steps):
+        last = depth == len(steps) - 1
+        if not isinstance(parent, dict) or name not in parent:
+            return None
+        if last and index is None:
+            del parent[name]
+            return copy
+        child = parent[name]
+        if index is not None:
+            if not isinstance(child, list) or int(index) >= len(child):
+                return None
+            if last:
+                del child[int(index)]
+                if not child:
+                    del parent[name]
+                return copy
+            child = child[int(index)]
+        parent = child
+    return None
