@@ -40,6 +40,7 @@ from kgctl.service.execution import (
 )
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, parse_operation
+from kgctl.service.workers import WorkerPool
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 HTTP_NO_CONTENT = 204
@@ -73,7 +74,7 @@ class ServiceConfig(BaseModel):
 
 def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
     """The ASGI application serving `dataset` (run it with uvicorn)."""
-    readers = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="kgctl-query")
+    readers = WorkerPool(config.workers, name="kgctl-query")
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
 
     async def answer_query(operation: QueryRequest) -> Response:
@@ -152,7 +153,7 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette):
         yield
-        readers.shutdown(wait=False, cancel_futures=True)
+        readers.shutdown()
         writer.shutdown(wait=True)
 
     routes = [

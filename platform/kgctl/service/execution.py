@@ -70,6 +70,17 @@ class Answer(BaseModel):
 
 def run_query(dataset: Dataset, request: QueryRequest, *, limits: Limits,
               cancel: threading.Event) -> Answer:
+    """Evaluate and serialise in the calling (worker) thread."""
+    try:
+        return _evaluate(dataset, request, limits=limits, cancel=cancel)
+    except HttpProblem as problem:
+        # pyoxigraph result iterators must die in the thread that made them: drop the frames
+        # that hold them here rather than in the event loop that receives the exception
+        raise problem.with_traceback(None) from None
+
+
+def _evaluate(dataset: Dataset, request: QueryRequest, *, limits: Limits,
+              cancel: threading.Event) -> Answer:
     deadline = time.monotonic() + limits.timeout_s
     try:
         result = dataset.query(request.query,
