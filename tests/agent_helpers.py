@@ -6,7 +6,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,16 +159,17 @@ def last_tool_result(request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(tool_messages(request)[-1]["content"])
 
 
-def build_original(store: Any, paper: str) -> None:
-    """Issue the calls of tests/data/agent/calls_mop1.json through the compiled tools (a real
-    MCP session) for one paper; every call must be accepted."""
+def build_original(store: Any, paper: str, *, labels: Sequence[str] = ("MOP-1",)) -> None:
+    """Issue the calls of tests/data/agent/calls_mop1.json (once per synthesis label) through
+    the compiled tools (a real MCP session) for one paper; every call must be accepted."""
     from mcp import Client
 
     from kgctl.agent.aio import run_sync
     from kgctl.instantiation.server import build_server
     from kgctl.ontology import default_ir
 
-    calls = json.loads((DATA / "calls_mop1.json").read_text(encoding="utf-8"))
+    text = (DATA / "calls_mop1.json").read_text(encoding="utf-8")
+    calls = [c for label in labels for c in json.loads(text.replace('"MOP-1"', json.dumps(label)))]
 
     async def go() -> None:
         async with Client(build_server(default_ir(), store, paper_id=paper)) as client:

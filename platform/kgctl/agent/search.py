@@ -60,19 +60,25 @@ class PassageIndex:
     def _term(self, token: str) -> int:
         return self.vocabulary.setdefault(token, len(self.vocabulary))
 
+    def relevance(self, query: str) -> np.ndarray:
+        """BM25 score of every passage for the query, scaled so the best is 1 (all 0: no
+        passage shares a term)."""
+        terms = sorted({self.vocabulary[t] for t in tokenize(query) if t in self.vocabulary})
+        scores = np.zeros(len(self.passages))
+        if terms:
+            scores = np.asarray(self._bm25[:, terms].sum(axis=1)).ravel()
+        top = scores.max() if scores.size else 0.0
+        return scores / top if top > 0 else scores
+
     def search(self, query: str, *, k: int = DEFAULT_K, lam: float = DEFAULT_LAMBDA) -> list[Hit]:
         """The k passages chosen by MMR; an empty list when no passage shares a term."""
         if not 1 <= k <= MAX_K:
             raise InputError(f"k must be between 1 and {MAX_K}, got {k}")
         if not 0.0 <= lam <= 1.0:
             raise InputError(f"lambda must be between 0 and 1, got {lam}")
-        terms = sorted({self.vocabulary[t] for t in tokenize(query) if t in self.vocabulary})
-        if not terms or not self.passages:
+        relevance = self.relevance(query)
+        if not relevance.size or relevance.max() <= 0:
             return []
-        relevance = np.asarray(self._bm25[:, terms].sum(axis=1)).ravel()
-        if relevance.max() <= 0:
-            return []
-        relevance = relevance / relevance.max()
         candidates = np.flatnonzero(relevance > 0)
         similarity = (self._tfidf[candidates] @ self._tfidf[candidates].T).toarray()
         chosen = mmr_select(relevance[candidates], similarity, k=k, lam=lam)
