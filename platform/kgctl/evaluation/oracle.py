@@ -46,8 +46,16 @@ STEP_CHEMICALS = {"addedChemical": "added_chemical_input", "washingSolvent": "wa
                   "dryingAgent": "drying_agent", "solvent": "separation_solvent"}
 IGNORED_STEP_FIELDS = frozenset({"stepNumber", "usedVesselName", "usedVesselType"})
 ATMOSPHERES = {"argon": "Ar"}  # the profile's allowed spellings
+DEVICES = {"ElementalAnalysisDevice": "elemental_analysis_device", "HNMRDevice": "hnmr_device",
+           "InfraredSpectroscopyDevice": "infrared_spectroscopy_device"}
+MEASUREMENT_FIELDS = {
+    "ElementalAnalysis": ("chemicalFormula", "weightPercentageCalculated",
+                          "weightPercentageExperimental"),
+    "HNMR": ("shifts", "solvent", "temperature"),
+    "InfraredSpectroscopy": ("bands", "material")}
 NO_PH = -1  # the ground truth's "not stated" for targetPH
 UNNAMED = "unnamed"
+CBU_FIELD = re.compile(r"^(mopCCDCNumber|cbuFormula\d+|cbuSpeciesNames\d+)$")
 FIELD_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
 MAX_RETRIES = 6  # a call is retried after dropping each refused value, this many times at most
 
@@ -122,8 +130,11 @@ def step_call(synthesis: str, step_type: str, step: dict[str, Any], *,
             if unexpressed and key not in IGNORED_STEP_FIELDS:
                 unexpressed(key, value, f"no argument of create_{snake_type(step_type)}")
             continue
-        if key == "atmosphere":
-            value = ATMOSPHERES.get(value.lower(), value)
+        if key == "atmosphere" and value.lower() in ATMOSPHERES:
+            if unexpressed:
+                unexpressed(key, value, "the profile's vessel environments spell it "
+                            f"{ATMOSPHERES[value.lower()]!r}; written so")
+            value = ATMOSPHERES[value.lower()]
         args[names[key]] = value
     return f"create_{snake_type(step_type)}", args
 
@@ -184,6 +195,14 @@ class _Agent:
             args = reduced
         return None
 
+    def unexpressed(self, category: str, where: str, record: dict[str, Any],
+                    handled: Iterable[str]) -> None:
+        """Ground-truth fields with a value that no tool argument takes."""
+        for key, value in record.items():
+            if key not in handled and not is_empty(value):
+                self.finding(category, f"{where}.{key}", value,
+                             "no tool argument or ontology property holds this field")
+
     def label_node(self, kind: str, entry: dict[str, Any]) -> dict[str, Any] | str:
         """Nodes identified by their label (materials, solvents, devices, CBUs): described on
         first mention, referred to by label afterwards (the tools refuse a repeated value)."""
@@ -212,7 +231,7 @@ class _Agent:
                 await self.call("add_ccdc_number", {"subject": out,
                                                     "ccdc_number_value": [ccdc]},
                                 category="steps", field=f"Synthesis[{i}].productCCDCNumber")
-                self.outputs.setdefault(ccdc, out)
+                self.outputs.setdefault(ccdc_key(ccdc), out)
                 self.syntheses.setdefault(ccdc, synthesis)
             for step in syn.get("steps", []):
                 (step_type, body), = step.items()
@@ -233,6 +252,18 @@ class _Agent:
             if synthesis in self.claimed:
                 synthesis = None
             first = outs[0] if outs else {}
+            self.unexpressed("chemicals", where, proc, ("procedureName", "steps"))
+            for step in proc.get("steps", []):
+                self.unexpressed("chemicals", where, step, ("inputChemicals", "outputChemical"))
+                for out in step.get("outputChemical", []):
+                    self.unexpressed("chemicals", f"{where}.outputChemical", out,
+                                     ("CCDCNumber", "chemicalFormula", "names", "yield"))
+                for group in step.get("inputChemicals", []):
+                    self.unexpressed("chemicals", f"{where}.inputChemicals", group,
+                                     ("chemical", "purity", "supplierName"))
+                    for chem in group.get("chemical", []):
+                        self.unexpressed("chemicals", f"{where}.inputChemicals.chemical", chem,
+                                         ("chemicalName", "chemicalAmount", "chemicalFormula"))
             if synthesis is None:
                 names = [n for n in first.get("names") or [] if not is_empty(n)]
                 output: dict[str, Any] = {"label": names[0] if names else f"product of {i}"}
@@ -249,7 +280,7 @@ class _Agent:
                     await self.call("add_ccdc_number", {"subject": iris[1],
                                                         "ccdc_number_value": [ccdc]},
                                     category="chemicals", field=f"{where}.CCDCNumber")
-                    self.outputs.setdefault(ccdc, iris[1])
+                    self.outputs.setdefault(ccdc_key(ccdc), iris[1])
             if not is_empty(first.get("chemicalFormula")):
                 await self.call("update_property", {
                     "entity": self.output_of[synthesis], "property": "ontosyn:hasChemicalFormula",
@@ -281,6 +312,11 @@ class _Agent:
     async def characterisation(self, doc: dict[str, Any]) -> None:
         for i, group in enumerate(doc.get("Devices", []), start=1):
             session: str | None = None
+            self.unexpressed("characterisation", f"Devices[{i}]", group,
+                             ("Characterisation", *DEVICES))
+            for key in DEVICES:
+                self.unexpressed("characterisation", f"Devices[{i}].{key}",
+                                 group.get(key) or {}, ("deviceName", "frequency"))
             devices = {arg: [self.label_node(arg, d) for d in entries]
                        for arg, entries in _devices(group).items()}
             for k, rec in enumerate(group.get("Characterisation", []), start=1):
@@ -301,8 +337,8 @@ class _Agent:
 
     async def species(self, rec: dict[str, Any], where: str) -> str | None:
         ccdc = rec.get("productCCDCNumber")
-        if not is_empty(ccdc) and ccdc in self.outputs:
-            return self.outputs[ccdc]
+        if not is_empty(ccdc) and ccdc_key(ccdc) in self.outputs:
+            return self.outputs[ccdc_key(ccdc)]
         names = [n for n in rec.get("productNames") or [] if not is_empty(n)]
         args: dict[str, Any] = {"label": names[0] if names else UNNAMED}
         if names:
@@ -314,6 +350,11 @@ class _Agent:
         return iris[0] if iris else None
 
     async def measurements(self, species: str, rec: dict[str, Any], where: str) -> None:
+        self.unexpressed("characterisation", where, rec, (
+            "productNames", "productCCDCNumber", "ElementalAnalysis", "HNMR",
+            "InfraredSpectroscopy"))
+        for key, handled in MEASUREMENT_FIELDS.items():
+            self.unexpressed("characterisation", f"{where}.{key}", rec.get(key) or {}, handled)
         ea = rec.get("ElementalAnalysis") or {}
         if not is_empty(ea.get("chemicalFormula")):
             await self.call("add_chemical_formula", {
@@ -354,6 +395,7 @@ class _Agent:
         for i, mop in enumerate(doc.get("synthesisProcedures", []), start=1):
             where = f"synthesisProcedures[{i}]"
             ccdc = mop.get("mopCCDCNumber")
+            self.unexpressed("cbu", where, mop, [k for k in mop if CBU_FIELD.match(k)])
             units = []
             for n in range(1, _cbu_count(mop) + 1):
                 formula = mop.get(f"cbuFormula{n}")
@@ -370,7 +412,7 @@ class _Agent:
                 if not is_empty(formula):
                     unit["cbu_formula"] = formula
                 units.append(self.label_node("cbu", unit))
-            output = self.outputs.get(ccdc) if not is_empty(ccdc) else None
+            output = self.outputs.get(ccdc_key(ccdc)) if not is_empty(ccdc) else None
             if output is None:
                 self.finding("cbu", where, ccdc or "",
                              "no chemical output with this CCDC number to be represented by a "
@@ -394,9 +436,7 @@ class _Agent:
 
 def _devices(group: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, arg in (("ElementalAnalysisDevice", "elemental_analysis_device"),
-                     ("HNMRDevice", "hnmr_device"),
-                     ("InfraredSpectroscopyDevice", "infrared_spectroscopy_device")):
+    for key, arg in DEVICES.items():
         device = group.get(key) or {}
         given = {k: device[k] for k in ("deviceName", "frequency") if not is_empty(device.get(k))}
         if not given:
@@ -486,6 +526,15 @@ def run_oracle(store: GraphStore, root: Path, *, papers: Iterable[str] | None = 
     return builds
 
 
+def ccdc_key(number: str) -> str:
+    """CCDC numbers compared by their digits (the ground truth has stray spaces).
+
+    >>> ccdc_key("96272 8") == ccdc_key("962728")
+    True
+    """
+    return "".join(c for c in str(number) if c.isalnum())
+
+
 def label_key(label: str) -> str:
     """Case- and punctuation-blind key of a label (how label-identified nodes collide).
 
@@ -506,10 +555,21 @@ def without_field(args: dict[str, Any], path: str, *,
     {'u': [{'l': 'a'}, {}]}
     >>> without_field({"order": 1}, "order", keep=frozenset({"order"})) is None
     True
+    >>> without_field({"x": 1, "t": {"value": 5}}, "t.unit", keep=frozenset())
+    {'x': 1}
     """
     steps = [(m.group(1), m.group(2)) for m in FIELD_STEP.finditer(path)]
     if not steps or steps[0][0] in keep or steps[0][0] not in args:
         return None
+    while steps:  # a path already dropped: its parent goes
+        reduced = _drop(args, steps)
+        if reduced is not None:
+            return reduced
+        steps = steps[:-1] if steps[-1][1] is None else [*steps[:-1], (steps[-1][0], None)]
+    return None
+
+
+def _drop(args: dict[str, Any], steps: list[tuple[str, str | None]]) -> dict[str, Any] | None:
     copy = json.loads(json.dumps(args))
     parent: Any = copy
     for depth, (name, index) in enumerate(steps):
