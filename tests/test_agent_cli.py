@@ -45,6 +45,7 @@ def test_a_pdf_without_an_llm_says_what_to_set(tmp_path: Path, no_llm_env: None)
         assert "no LLM configured" in result.output
         assert "OPENAI_BASE_URL" in result.output and "KGCTL_MODEL" in result.output
         assert "Traceback" not in result.output
+    assert not (tmp_path / "s").exists() and not (tmp_path / "demo").exists()  # nothing made
 
 
 def test_bad_paper_is_one_error_line(tmp_path: Path, no_llm_env: None) -> None:

@@ -17,7 +17,7 @@ from kgctl.agent.llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLMError, LL
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS
 from kgctl.agent.search import DEFAULT_LAMBDA
 from kgctl.errors import DataRejected, InputError
-from kgctl.store.commands import DEFAULT_STORE, store_options
+from kgctl.store.commands import DEFAULT_STORE
 
 DEFAULT_RUNS = Path("kgctl-data") / "runs"
 DEMO_DIR = Path("kgctl-demo")
@@ -64,10 +64,14 @@ def llm_options(func):
 @click.option("--replace", is_flag=True, help="rebuild papers that already have a graph.")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as JSON.")
 @llm_options
-@store_options
-def extract(store, papers: tuple[Path, ...], replays: tuple[Path, ...],
+@click.option("--endpoint", envvar="KGCTL_ENDPOINT", metavar="URL",
+              help="SPARQL 1.1 query URL of a remote store (env KGCTL_ENDPOINT).")
+@click.option("--store", "store_path", envvar="KGCTL_STORE", type=click.Path(path_type=Path),
+              metavar="PATH", help=f"embedded store directory (env KGCTL_STORE, default "
+              f"{DEFAULT_STORE}).")
+def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
             supplementary: tuple[Path, ...], replace: bool, as_json: bool,
-            **llm: Any) -> None:
+            store_path: Path | None, endpoint: str | None, **llm: Any) -> None:
     """Extract papers (PDF, Markdown, text) into their graphs with an LLM agent, or replay
     recorded traces through the same validating tools.
 
@@ -78,16 +82,37 @@ def extract(store, papers: tuple[Path, ...], replays: tuple[Path, ...],
     """
     if replays and papers:
         raise InputError("give papers to extract or --replay traces, not both")
-    if replays:
-        _replay(store, list(replays), replace=replace, as_json=as_json)
-        return
-    summaries = run_extraction(store, list(papers), supplementary=supplementary,
-                               replace=replace, **llm)
+    if not replays:  # check papers and LLM settings before touching any store
+        load_documents_checked(list(papers), supplementary)
+        _settings(llm)
+    store = _open_store(store_path, endpoint)
+    try:
+        if replays:
+            _replay(store, list(replays), replace=replace, as_json=as_json)
+            return
+        summaries = run_extraction(store, list(papers), supplementary=supplementary,
+                                   replace=replace, **llm)
+    finally:
+        store.close()
     _print_summaries(summaries, as_json=as_json)
     failed = [s for s in summaries if s.outcome == "failed"]
     if failed:
         raise LLMError(f"{len(failed)} of {len(summaries)} papers failed; first: "
                        f"{failed[0].paper_id}: {failed[0].error}")
+
+
+def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
+    from kgctl.agent.batch import load_documents
+
+    load_documents(papers, supplementary=supplementary)
+
+
+def _open_store(path: Path | None, endpoint: str | None):
+    from kgctl.store import open_store
+
+    if path is not None and endpoint is not None:
+        raise InputError("give --store or --endpoint, not both")
+    return open_store(path=None if endpoint else (path or DEFAULT_STORE), endpoint=endpoint)
 
 
 def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool = False,
@@ -192,6 +217,8 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
         raise InputError("papers are extracted with --llm (which needs an LLM server); "
                          "without it the demo replays the bundled traces")
     store_path = workdir / "store"
+    if use_llm:
+        _settings(llm)  # say what to set before creating anything
     found = bundled_traces(traces) if not use_llm else None
     workdir.mkdir(parents=True, exist_ok=True)
     store = EmbeddedStore(store_path)
@@ -286,5 +313,3 @@ def _progress(*, disable: bool = False) -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=_err, disable=disable, transient=True)
 
-
-__all__ = ["DEFAULT_STORE", "demo", "extract"]
