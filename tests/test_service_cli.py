@@ -1,0 +1,97 @@
+"""`kgctl serve` through its public doors: CliRunner for errors, a real process for binding."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+from pyoxigraph import Store
+
+from kgctl.cli import cli
+
+sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
+from service_helpers import free_port  # noqa: E402
+
+STARTUP_S = 20.0
+
+
+def test_help_shows_example_and_loopback_default() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--help"])
+    assert result.exit_code == 0
+    assert "Example: kgctl serve --store" in result.output
+    assert "[default: 127.0.0.1]" in result.output
+
+
+def test_missing_store_directory_is_one_error_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: no store directory at {tmp_path / 'nope'}"
+
+
+def test_store_held_by_another_owner_is_refused(tmp_path: Path) -> None:
+    owner = Store(str(tmp_path))
+    result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: another process holds the store")
+    assert "Traceback" not in result.output
+    del owner
+
+
+def test_port_in_use_is_one_error_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path), "--port", str(port)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+
+
+def non_loopback_address() -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent for UDP connect
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+def test_serve_process_binds_loopback_by_default_and_serves_seed(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "KGCTL_UPDATE_TOKEN": "from-env"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve",
+         "--store", str(tmp_path / "kg"),
+         "--seed-mop30", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/healthz")
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, \
+                    process.stderr.read().decode() if process.poll() is not None else "timeout"
+                time.sleep(0.1)
+        assert health.json() == {"status": "ok"}
+        assert len(httpx.get(f"http://127.0.0.1:{port}/papers").json()) == 30
+        wrong = httpx.post(f"http://127.0.0.1:{port}/update", data={"update": "CLEAR ALL"},
+                           headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 403  # the token came from the environment
+        other = non_loopback_address()
+        if other is not None:
+            with socket.socket() as probe:
+                probe.settimeout(1)
+                assert probe.connect_ex((other, port)) != 0
+    finally:
+        process.terminate()
+        process.wait(STARTUP_S)
+    assert b"http://127.0.0.1:" in process.stderr.read()
