@@ -165,6 +165,8 @@ class _Agent:
         self.required: dict[str, frozenset[str]] = {}
         self.label_nodes: dict[tuple[str, str], dict[str, Any]] = {}
         self.cbu_formulas: dict[str, str] = {}  # CBU label key -> its formula
+        self.product_names: dict[str, list[str]] = {}  # output IRI -> product names written
+        self.represented: set[str] = set()  # outputs already represented by a MOP
 
     def finding(self, category: str, field: str, value: Any, reason: str) -> None:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -227,6 +229,7 @@ class _Agent:
                 continue
             synthesis, out = iris[0], iris[1]
             self.output_of[synthesis] = out
+            self.product_names[out] = names
             if not is_empty(ccdc):
                 await self.call("add_ccdc_number", {"subject": out,
                                                     "ccdc_number_value": [ccdc]},
@@ -276,6 +279,7 @@ class _Agent:
                     continue
                 synthesis = iris[0]
                 self.output_of[synthesis] = iris[1]
+                self.product_names[iris[1]] = names
                 if ccdc:
                     await self.call("add_ccdc_number", {"subject": iris[1],
                                                         "ccdc_number_value": [ccdc]},
@@ -337,9 +341,11 @@ class _Agent:
 
     async def species(self, rec: dict[str, Any], where: str) -> str | None:
         ccdc = rec.get("productCCDCNumber")
-        if not is_empty(ccdc) and ccdc_key(ccdc) in self.outputs:
-            return self.outputs[ccdc_key(ccdc)]
         names = [n for n in rec.get("productNames") or [] if not is_empty(n)]
+        if not is_empty(ccdc) and ccdc_key(ccdc) in self.outputs:
+            output = self.outputs[ccdc_key(ccdc)]
+            await self.more_names(output, names, where)
+            return output
         args: dict[str, Any] = {"label": names[0] if names else UNNAMED}
         if names:
             args["product_name"] = names
@@ -348,6 +354,16 @@ class _Agent:
             await self.call("add_ccdc_number", {"subject": iris[0], "ccdc_number_value": [ccdc]},
                             category="characterisation", field=f"{where}.productCCDCNumber")
         return iris[0] if iris else None
+
+    async def more_names(self, output: str, names: list[str], where: str) -> None:
+        """Give a product the names another record uses for it (names are aliases)."""
+        known = self.product_names.setdefault(output, [])
+        new = [n for n in names if n not in known]
+        if new:
+            known.extend(new)
+            await self.call("update_property", {
+                "entity": output, "property": "ontospecies:hasProductName", "value": known},
+                category="characterisation", field=f"{where}.productNames")
 
     async def measurements(self, species: str, rec: dict[str, Any], where: str) -> None:
         self.unexpressed("characterisation", where, rec, (
@@ -402,6 +418,10 @@ class _Agent:
                 names = [x for x in mop.get(f"cbuSpeciesNames{n}") or [] if not is_empty(x)]
                 if is_empty(formula) and not names:
                     continue
+                if not names:
+                    self.finding("cbu", f"{where}.cbuSpeciesNames{n}", formula,
+                                 "a CBU needs a label and none is given: the formula stands in "
+                                 "and reads back as its name")
                 label = self.cbu_label(names or [str(formula)], formula)
                 if label is None:
                     self.finding("cbu", f"{where}.cbuFormula{n}", formula,
@@ -412,18 +432,30 @@ class _Agent:
                 if not is_empty(formula):
                     unit["cbu_formula"] = formula
                 units.append(self.label_node("cbu", unit))
-            output = self.outputs.get(ccdc_key(ccdc)) if not is_empty(ccdc) else None
+            output = self.mop_host(ccdc)
             if output is None:
                 self.finding("cbu", where, ccdc or "",
-                             "no chemical output with this CCDC number to be represented by a "
-                             "MOP, and the tools create a MOP only as a product's isRepresentedBy")
+                             "no chemical output with this CCDC number (or, without one, no "
+                             "product left) to be represented by the MOP: the tools create a "
+                             "MOP only as a product's isRepresentedBy")
                 continue
-            args: dict[str, Any] = {"subject": output, "label": f"MOP {ccdc}",
-                                    "ccdc_number": ccdc}
+            self.represented.add(output)
+            args: dict[str, Any] = {"subject": output, "label": f"MOP {ccdc or i}"}
+            if not is_empty(ccdc):
+                args["ccdc_number"] = ccdc
             if units:
                 args["chemical_building_unit"] = units
             await self.call("add_is_represented_by", args, category="cbu", field=where)
 
+
+    def mop_host(self, ccdc: Any) -> str | None:
+        """The product a MOP represents: by CCDC number; a MOP without one goes to the first
+        product (in creation order) without a CCDC number and not yet represented."""
+        if not is_empty(ccdc):
+            return self.outputs.get(ccdc_key(ccdc))
+        with_ccdc = set(self.outputs.values())
+        return next((o for o in self.product_names
+                     if o not in with_ccdc and o not in self.represented), None)
 
     def cbu_label(self, names: list[str], formula: Any) -> str | None:
         """The first name not yet the label of a CBU with a different formula."""
