@@ -6,8 +6,7 @@ the `kgctl demo` pipeline. Prints figures and ratios against baselines measured 
 - replay: tool calls per second when a trace is re-issued through the MCP tools (validation +
   write), against the store's own delta replay of the same trace (no validation) as the floor.
 - demo: wall time of `kgctl demo` (compile, replay, read-out and scoring, HTML report) on the
-  bundled MOP-30 traces when present; otherwise on traces made by repeating a test synthesis
-  so that each MOP-30 paper gets as many step calls as its ground truth has steps.
+  bundled MOP-30 traces, or when none are bundled on traces the round-trip oracle makes first.
 
 Usage: python scripts/bench_agent.py
 """
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,7 +28,7 @@ from kgctl.agent.search import PassageIndex
 from kgctl.assets import asset_dir
 from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
-from kgctl.store.trace import read_trace, replay, trace_jsonl
+from kgctl.store.trace import read_trace, replay
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tests" / "data" / "agent"
@@ -65,27 +63,14 @@ def bench_search() -> None:
           f"ratio {m / p:.2f}x")
 
 
-def synthetic_traces(folder: Path) -> tuple[list[Path], int]:
-    """One trace per MOP-30 paper with as many step calls as its ground truth has steps."""
-    from agent_helpers import build_original  # noqa: E402  (tests helper: real MCP calls)
+def oracle_traces(folder: Path) -> list[Path]:
+    """The MOP-30 traces as the round-trip oracle makes them (what the demo bundles)."""
+    from kgctl.evaluation.oracle import run_oracle
 
-    calls = json.loads((SAMPLE / "calls_mop1.json").read_text(encoding="utf-8"))
-    steps_per_synthesis = len(calls) - 1
-    paths, total = [], 0
-    for gold in sorted((asset_dir("benchmarks") / "mop30" / "steps").glob("*.json")):
-        paper = gold.stem
-        n_steps = sum(len(s.get("steps", [])) for s in
-                      json.loads(gold.read_text(encoding="utf-8")).get("Synthesis", []))
-        store = EmbeddedStore(None)
-        count = max(1, round(n_steps / steps_per_synthesis))
-        build_original(store, paper, labels=[f"MOP-{i + 1}" for i in range(count)])
-        records = store.trace(paper)
-        total += len(records)
-        path = folder / f"{paper}.jsonl"
-        path.write_text(trace_jsonl(records), encoding="utf-8")
-        paths.append(path)
-        store.close()
-    return paths, total
+    store = EmbeddedStore(None)
+    run_oracle(store, asset_dir("benchmarks") / "mop30", traces=folder)
+    store.close()
+    return sorted(folder.glob("*.jsonl"))
 
 
 def bench_replay_and_demo() -> None:
@@ -96,9 +81,8 @@ def bench_replay_and_demo() -> None:
             traces = sorted(bundled.glob("*.jsonl"))
             kind = "bundled MOP-30 traces"
         else:
-            sys.path.insert(0, str(REPO / "tests"))
-            traces, _ = synthetic_traces(folder)
-            kind = "synthetic traces (bundled MOP-30 traces not present)"
+            traces = oracle_traces(folder / "oracle")
+            kind = "MOP-30 traces made now by the round-trip oracle (none bundled)"
         records = {p: read_trace(p.read_text(encoding="utf-8")) for p in traces}
         n_calls = sum(len(r) for r in records.values())
 
