@@ -288,10 +288,11 @@ def _print_demo(result) -> None:
                       str(n.tp), str(n.fp), str(n.fn))
     out.print(table)
     out.print(f"report: {result.html} (and {result.json_path})")
+    store = result.store_path
     out.print("query the graph:\n"
-              f"  kgctl serve --store {result.store_path}    # SPARQL endpoint and web page\n"
-              f"  kgctl query --help                          # questions over the graph\n"
-              f"  kgctl store papers --store {result.store_path}")
+              f"  kgctl serve --store {store}            (SPARQL endpoint and query page)\n"
+              f"  kgctl query run QUESTION.rq --store {store}\n"
+              f"  kgctl store papers --store {store}")
 
 
 def _print_summaries(summaries: list, *, as_json: bool) -> None:
