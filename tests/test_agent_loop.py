@@ -179,13 +179,13 @@ def test_http_errors_are_retried_with_backoff(tmp_path: Path) -> None:
     script = [
         Reply(status=429, headers={"retry-after-ms": "10"}),
         Reply(status=500),
-        Reply(delay=1.5),  # longer than the client timeout
+        Reply(delay=0.8),  # longer than the client timeout
         Reply(content="nothing to record"),
         Reply(content="verified"),
     ]
     store = EmbeddedStore(None)
     with FakeLLM(script) as fake:
-        trace = run(fake, store, tmp_path, timeout_s=0.5)
+        trace = run(fake, store, tmp_path, timeout_s=0.3)
     assert trace.usage.retries == 3 and trace.usage.requests == 2
     assert len(fake.requests) == 5  # 3 failed attempts, the step, its verification
 
