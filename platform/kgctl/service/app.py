@@ -86,6 +86,8 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
                                             config.timeout_s + ANSWER_GRACE_S)
         except TimeoutError:
             cancel.set()  # a streaming query stops at its next row
+            if future.running():  # not a queued one: pyoxigraph may be stuck before row one
+                readers.replace_stuck()
             raise query_timeout(config.timeout_s) from None
         return Response(answer.body, media_type=answer.media_type)
 
