@@ -32,6 +32,7 @@ QUERIES_PER_CLIENT = 100
 TIMEOUT_S = 2.0
 STARTUP_S = 30.0
 PROBE_EVERY_S = 0.1
+ACCEPT = {"Accept": "application/sparql-results+json, text/turtle;q=0.9"}
 PAPER_GRAPH = "https://w3id.org/kgctl/paper/10.1021_ja105986b"
 RUNAWAYS = {
     "blocking (aggregate over a cross join)":
@@ -83,9 +84,11 @@ async def load(url: str, mix: list[dict]) -> tuple[list[float], float, int]:
         for n in range(QUERIES_PER_CLIENT):
             params = mix[(index + n) % len(mix)]
             t0 = time.perf_counter()
-            response = await http.post(f"{url}/query", data=params,
-                                       headers={"Accept": "application/sparql-results+json, "
-                                                          "text/turtle;q=0.9"})
+            try:
+                response = await http.post(f"{url}/query", data=params, headers=ACCEPT)
+            except httpx.TransportError:  # counted, not hidden
+                errors += 1
+                continue
             latencies.append(time.perf_counter() - t0)
             errors += response.status_code != 200
 

@@ -95,6 +95,3 @@ class Dataset:
         """Add quads in one transaction (used to build demo and benchmark stores)."""
         with self._write_lock:
             self._store.extend(quads)
-
-    def flush(self) -> None:
-        self._store.flush()
