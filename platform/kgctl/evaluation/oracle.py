@@ -163,7 +163,6 @@ class _Agent:
         self.claimed: set[str] = set()  # syntheses already given their chemicals record
         self.output_of: dict[str, str] = {}  # synthesis IRI -> output IRI
         self.required: dict[str, frozenset[str]] = {}
-        self.label_nodes: dict[tuple[str, str], dict[str, Any]] = {}
         self.cbu_formulas: dict[str, str] = {}  # CBU label key -> its formula
         self.product_names: dict[str, list[str]] = {}  # output IRI -> product names written
         self.represented: set[str] = set()  # outputs already represented by a MOP
@@ -204,15 +203,6 @@ class _Agent:
             if key not in handled and not is_empty(value):
                 self.finding(category, f"{where}.{key}", value,
                              "no tool argument or ontology property holds this field")
-
-    def label_node(self, kind: str, entry: dict[str, Any]) -> dict[str, Any] | str:
-        """Nodes identified by their label (materials, solvents, devices, CBUs): described on
-        first mention, referred to by label afterwards (the tools refuse a repeated value)."""
-        key = (kind, label_key(entry["label"]))
-        if key in self.label_nodes:
-            return self.label_nodes[key]["label"]
-        self.label_nodes[key] = entry
-        return entry
 
     # steps ---------------------------------------------------------------------------------
     async def steps(self, doc: dict[str, Any]) -> None:
@@ -321,8 +311,7 @@ class _Agent:
             for key in DEVICES:
                 self.unexpressed("characterisation", f"Devices[{i}].{key}",
                                  group.get(key) or {}, ("deviceName", "frequency"))
-            devices = {arg: [self.label_node(arg, d) for d in entries]
-                       for arg, entries in _devices(group).items()}
+            devices = _devices(group)
             for k, rec in enumerate(group.get("Characterisation", []), start=1):
                 where = f"Devices[{i}].Characterisation[{k}]"
                 species = await self.species(rec, where)
@@ -390,8 +379,7 @@ class _Agent:
         nmr_args: dict[str, Any] = {k: nmr[k] for k in ("shifts", "temperature")
                                     if not is_empty(nmr.get(k))}
         if not is_empty(nmr.get("solvent")):
-            nmr_args["uses_solvent"] = self.label_node("solvent", {
-                "label": nmr["solvent"], "solvent_name": nmr["solvent"]})
+            nmr_args["uses_solvent"] = {"label": nmr["solvent"], "solvent_name": nmr["solvent"]}
         if nmr_args:
             await self.call("add_hnmr_data", {"subject": species, **nmr_args},
                             category="characterisation", field=f"{where}.HNMR")
@@ -400,8 +388,7 @@ class _Agent:
         if not is_empty(ir.get("bands")):
             ir_args["bands"] = ir["bands"]
         if not is_empty(ir.get("material")):
-            ir_args["uses_material"] = self.label_node("material", {
-                "label": ir["material"], "material_name": ir["material"]})
+            ir_args["uses_material"] = {"label": ir["material"], "material_name": ir["material"]}
         if ir_args:
             await self.call("add_infrared_spectroscopy_data", {"subject": species, **ir_args},
                             category="characterisation", field=f"{where}.InfraredSpectroscopy")
@@ -431,7 +418,7 @@ class _Agent:
                 unit: dict[str, Any] = {"label": label}
                 if not is_empty(formula):
                     unit["cbu_formula"] = formula
-                units.append(self.label_node("cbu", unit))
+                units.append(unit)
             output = self.mop_host(ccdc)
             if output is None:
                 self.finding("cbu", where, ccdc or "",

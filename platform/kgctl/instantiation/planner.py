@@ -43,6 +43,7 @@ NON_NEGATIVE_QUANTITIES = frozenset({
 _QUANTITY_TEXT = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(\S.*?)\s*$")
 _QUANTITY_KEYS = {"value", "unit", "label"}
 _COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
+_FACTS = "SELECT ?p ?o WHERE { ?s ?p ?o }"
 
 
 def paper_of_instance(iri: str) -> str | None:
@@ -97,11 +98,44 @@ class Draft:
                                   for c in classes)
 
     def existing_values(self, subject: str, prop: str) -> list[Any]:
+        """Values of `prop` on `subject`: stored ones, then those this draft already adds."""
+        pending = [t.object for t in self.insert
+                   if t.subject.value == subject and t.predicate.value == prop]
         if subject not in self.index.types:
-            return []
+            return pending
         rows = self.store.query(_COUNT, bindings={"s": NamedNode(subject), "p": NamedNode(prop)},
                                 paper_id=self.pid)
-        return [row["o"] for row in rows]
+        stored = [row["o"] for row in rows]
+        return [*stored, *(o for o in pending if o not in stored)]
+
+    def facts(self, node: str) -> set[tuple[Any, Any]]:
+        """(predicate, object) pairs of `node`, stored and pending."""
+        pending = {(t.predicate, t.object) for t in self.insert if t.subject.value == node}
+        if node not in self.index.types:
+            return pending
+        rows = self.store.query(_FACTS, bindings={"s": NamedNode(node)}, paper_id=self.pid)
+        return pending | {(row["p"], row["o"]) for row in rows}
+
+    def holds(self, subject: str, cls: str, arg: ArgSpec, item: Any, held: list[Any]) -> bool:
+        """Whether `item` is the value `subject` already holds for `arg`: the same literal, the
+        same named node, or a new node (e.g. a quantity) with exactly the facts of a held one.
+        Planned in a scratch draft, so nothing of it reaches this one."""
+        scratch = Draft(self.ir, self.store, self.index, self.pid, seq=self.seq, feedback=True)
+        scratch._named, scratch._minted = dict(self._named), self._minted
+        scratch.insert = list(self.insert)
+        start = len(scratch.insert)
+        scratch.value(subject, cls, arg, item, "")
+        written = [t.object for t in scratch.insert[start:]
+                   if t.subject.value == subject and t.predicate.value == arg.property]
+        if scratch.findings or len(written) != 1:
+            return False
+        value = written[0]
+        if value in held:
+            return True
+        if not (isinstance(value, NamedNode) and value.value in scratch.created):
+            return False
+        new = scratch.facts(value.value)
+        return any(isinstance(o, NamedNode) and self.facts(o.value) == new for o in held)
 
     # -- text and references ----------------------------------------------------------------
     def text(self, field: str, value: Any) -> str | None:
@@ -197,9 +231,14 @@ class Draft:
                     self.fail("required_missing", field, None, f"'{arg.name}' is required",
                               hint=arg.description[:200])
                 continue
-            if existing and not arg.many and self.existing_values(subject, arg.property or ""):
+            held = self.existing_values(subject, arg.property or "") if existing else []
+            if held and not arg.many:
+                if len(items) == 1 and self.holds(subject, cls, arg, items[0], held):
+                    continue  # the value it already has: nothing to write
                 self.fail("max_one", field, given[arg.name], f"{local_name(subject)} already "
-                          f"has a value for '{arg.name}'", hint="use update_property to change it")
+                          f"has a different value for '{arg.name}'",
+                          allowed=tuple(str(o.value) for o in held),
+                          hint="use update_property to change it")
                 continue
             for i, item in enumerate(items):
                 self.value(subject, cls, arg, item, f"{field}[{i}]" if arg.many else field)
@@ -344,11 +383,13 @@ class Draft:
         if names and key[1] not in {normalise_label(v) for v in names.values}:
             self.fail("enum_value", field, label, "name outside the allowed set",
                       allowed=names.values)
-        if key in self._named:
+        rest = {k: v for k, v in item.items() if k != "label"}
+        if key in self._named:  # named earlier in this call: its facts must agree
+            if rest:
+                self.fill(self._named[key], cls, arg.fields, rest, field + ".", existing=True)
             return self._named[key]
         found = sorted(iri for iri in self.index.find_label(label)
                        if cls in self.index.types.get(iri, ()))
-        rest = {k: v for k, v in item.items() if k != "label"}
         if found:
             self._named[key] = found[0]
             if rest:
