@@ -66,8 +66,9 @@ def store():
                  formula="C8H6O4")
     add_chemical(s, "p3", "tpa", "terephthalic acid", alt="1,4-benzenedicarboxylic acid",
                  formula="C8H6O4")
-    add_chemical(s, "p1", "cu", "Cu(NO3)2·6H2O", formula="Cu(NO3)2·6H2O")
-    add_chemical(s, "p3", "cu", "Cu(NO3)2·3H2O", formula="Cu(NO3)2·3H2O")
+    # a shared building-unit fragment "[Cu2]" is no evidence: salts stay apart
+    add_chemical(s, "p1", "cu", "Cu(NO3)2·6H2O", alt="[Cu2]", formula="Cu(NO3)2·6H2O")
+    add_chemical(s, "p3", "cu", "Cu(NO3)2·3H2O", alt="[Cu2]")
     return s
 
 
@@ -88,18 +89,29 @@ def test_shared_chemicals_end_in_one_cluster_and_papers_are_untouched(store):
 
 def test_a_chain_of_names_never_joins_conflicting_identifiers():
     s = EmbeddedStore()
-    a = add_mop(s, "p1", "cage", "MOP-1", "CCDC 1000001")
-    b = add_mop(s, "p2", "cage", "MOP-1", "1000002")  # same name, other deposit: other cage
-    c = add_mop(s, "p3", "cage", "mop-1 cage", "1000001")
-    d = add_mop(s, "p4", "cage", "cuboctahedron A", "1000001")  # same deposit: same cage
+    tri = add_chemical(s, "p1", "cu", "copper nitrate", formula="Cu(NO3)2·3H2O")
+    hexa = add_chemical(s, "p2", "cu", "copper nitrate", formula="Cu(NO3)2·6H2O")
+    bare = add_chemical(s, "p3", "cu", "copper nitrate")  # the link in the chain
     run(s, load_specs())
     link = links(s)
-    assert link[a] == link[c] == link[d] != link[b]
+    assert link[tri] != link[hexa] and link[bare] in (link[tri], link[hexa])
     refused = list(s.query(
-        "SELECT ?d WHERE { GRAPH ?g { ?d a ?t } }",
+        "SELECT ?e WHERE { GRAPH ?g { ?d a ?t ; ?ev ?e } }",
         bindings={"g": NamedNode(DEDUP_GRAPH.value + "/provenance"),
-                  "t": NamedNode("https://w3id.org/kgctl/ns#RefusedMerge")}))
-    assert refused  # the name evidence that would have joined b was recorded and refused
+                  "t": NamedNode("https://w3id.org/kgctl/ns#RefusedMerge"),
+                  "ev": NamedNode("https://w3id.org/kgctl/ns#evidence")}))
+    assert [r["e"].value for r in refused] == [
+        "same name 'copper nitrate'; refused: formula: CuH6N2O9 vs CuH12N2O12"]
+
+
+def test_mops_link_by_deposition_number_not_by_paper_local_names():
+    s = EmbeddedStore()
+    a = add_mop(s, "p1", "cage", "MOP-1", "CCDC 1000001")
+    b = add_mop(s, "p2", "cage", "MOP-1", "1000002")  # same label, other deposit: other cage
+    c = add_mop(s, "p3", "cage", "cuboctahedron A", "1000001")  # same deposit: same cage
+    run(s, load_specs())
+    link = links(s)
+    assert link[a] == link[c] != link[b]
 
 
 def test_rerun_is_idempotent_and_a_new_paper_reuses_clusters(store):

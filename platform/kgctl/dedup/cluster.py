@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz, process
 
-from kgctl.dedup.keys import locant_signature, name_key
+from kgctl.dedup.keys import is_fragment, locant_signature, name_key
 
 BLOCK_CHARS = 5  # names are compared only inside blocks sharing leading or trailing letters
 MAX_BLOCK = 1000  # larger blocks are compared in slices of this size
@@ -49,6 +50,9 @@ class Thresholds(BaseModel):
     review: float = 88.0  # scores in [review, merge) go to the grey zone for a person to decide
     merge_keys: tuple[str, ...] = ("ref", "inchikey", "ccdc")  # equal value -> same entity
     conflict_keys: tuple[str, ...] = ("ref", "inchikey", "ccdc", "formula")
+    # "paper": names link mentions only inside one paper (product labels such as "Cage 1" are
+    # paper-local); "global": names link across papers too
+    name_scope: Literal["global", "paper"] = "global"
 
 
 class Pair(BaseModel):
@@ -106,11 +110,16 @@ class _Union:
                 self.keys[ra].setdefault(kind, set()).update(values)
 
 
-def _profiles(mentions: Sequence[Mention]) -> tuple[list[list[Mention]], list[frozenset[str]]]:
-    """Group mentions with identical name keys and key values."""
+def _profiles(
+    mentions: Sequence[Mention], scope: str
+) -> tuple[list[list[Mention]], list[frozenset[str]]]:
+    """Group mentions with identical name keys and key values; names that are not evidence of
+    identity (building-unit fragments) are left out, paper-scoped names carry their paper."""
     groups: dict[tuple, list[Mention]] = defaultdict(list)
     for m in mentions:
-        names = frozenset(filter(None, (name_key(lab) for lab in m.labels)))
+        keys = (name_key(lab) for lab in m.labels if not is_fragment(lab))
+        prefix = f"{m.paper}\x1f" if scope == "paper" else ""
+        names = frozenset(prefix + k for k in keys if k)
         groups[(names, frozenset(m.keys))].append(m)
     ordered = sorted(groups.items(), key=lambda kv: min(m.iri for m in kv[1]))
     return [g for _, g in ordered], [k[0] for k, _ in ordered]
@@ -158,7 +167,7 @@ def cluster(
     reject: Iterable[tuple[str, str]] = (),
 ) -> Result:
     """Cluster mentions. `accept`/`reject` are reviewed pairs (IRI, IRI) from a person."""
-    groups, name_sets = _profiles(mentions)
+    groups, name_sets = _profiles(mentions, thresholds.name_scope)
     conflict_values = []
     for group in groups:
         values: dict[str, set[str]] = defaultdict(set)
@@ -207,7 +216,8 @@ def cluster(
             join(idx[0], other, 100.0, "exact-name", f"same name {name!r}")
     # 3. fuzzy names inside blocks, strongest first; locant/charge differences never auto-merge
     distinct = sorted(by_name)
-    fuzzy = sorted(_fuzzy_pairs(distinct, thresholds.review), key=lambda t: (-t[0], t[1], t[2]))
+    fuzzy = (sorted(_fuzzy_pairs(distinct, thresholds.review), key=lambda t: (-t[0], t[1], t[2]))
+             if thresholds.name_scope == "global" else [])
     for score, i, j in fuzzy:
         a, b = by_name[distinct[i]][0], by_name[distinct[j]][0]
         if uf.find(a) == uf.find(b):

@@ -10,12 +10,18 @@ False
 'C15H18O4Zr3'
 >>> hill_formula("n/a") is None
 True
+>>> hill_formula("Cp2ZrCl2") is None  # abbreviations are not formulas: no key, no conflict
+True
 >>> name_key("N, N-Dimethylformamide") == name_key("n,n-dimethylformamide")
 True
 >>> name_key("1,2-benzenedicarboxylic acid") == name_key("1,3-benzenedicarboxylic acid")
 False
 >>> locant_signature("copper(II) nitrate") == locant_signature("copper(I) nitrate")
 False
+>>> locant_signature("CuSO4 hydrate") == locant_signature("CuSO4 trihydrate")
+False
+>>> is_fragment("[(C6H3)(CO2)3]"), is_fragment("H3BTC")
+(True, False)
 >>> ccdc_key("CCDC 1528352") == ccdc_key("1528352")
 True
 """
@@ -33,7 +39,15 @@ _HYDRATE_DOTS = re.compile(r"\s*[·•⋅∙*.]\s*(?=\d*\s*H2O)")
 _ELEMENT = re.compile(r"([A-Z][a-z]?)(\d*)")
 _TOKEN = re.compile(r"[A-Z][a-z]?\d*|[()\[\]]\d*|\d+")
 _ROMAN_STATE = re.compile(r"\(([IVX]+|[0-9]?[+-])\)", re.IGNORECASE)
+_HYDRATION = re.compile(
+    r"\b(?:mono|di|tri|tetra|penta|hexa|hepta|octa|nona|deca|)hydrate\b|anhydrous", re.IGNORECASE)
+_FRAGMENT = re.compile(r"^\[.*\]$")
 _MISSING = {"", "n/a", "na", "none", "-", "unknown"}
+ELEMENTS = frozenset("""
+H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr
+Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm
+Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No
+Lr Rf Db Sg Bh Hs Mt Ds Rg Cn Nh Fl Mc Lv Ts Og D""".split())
 
 
 def clean_text(text: str) -> str:
@@ -58,7 +72,14 @@ def locant_signature(label: str) -> tuple[str, ...]:
     states = tuple(m.group(1).upper() for m in _ROMAN_STATE.finditer(text))
     digits = tuple(re.findall(r"\d+", _ROMAN_STATE.sub("", text)))
     primes = ("'",) * text.count("'") + ("′",) * text.count("′")
-    return (*states, "|", *digits, "|", *primes)
+    hydration = tuple(m.group(0).lower() for m in _HYDRATION.finditer(text))
+    return (*states, "|", *digits, "|", *primes, "|", *hydration)
+
+
+def is_fragment(label: str) -> bool:
+    """A bracketed building-unit formula such as "[Cu2]": many reagents share it, so it is not
+    evidence that two mentions are the same chemical."""
+    return bool(_FRAGMENT.match(clean_text(label)))
 
 
 def _expand(tokens: list[str], pos: int, close: str | None) -> tuple[Counter, int]:
@@ -77,8 +98,8 @@ def _expand(tokens: list[str], pos: int, close: str | None) -> tuple[Counter, in
                 raise ValueError("unbalanced brackets")
             return counts, pos
         match = _ELEMENT.fullmatch(tok)
-        if not match:
-            raise ValueError(f"unexpected token {tok!r}")
+        if not match or match.group(1) not in ELEMENTS:  # e.g. "Cp", "Ph": abbreviations
+            raise ValueError(f"not an element: {tok!r}")
         counts[match.group(1)] += int(match.group(2) or 1)
         pos += 1
     if close is not None:

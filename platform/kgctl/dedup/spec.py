@@ -2,7 +2,7 @@
 
 >>> specs = load_specs()
 >>> [s.name for s in specs]
-['chemical', 'mop', 'cbu', 'device']
+['chemical', 'product', 'mop', 'cbu', 'device']
 >>> specs[0].classes[0]
 'https://www.theworldavatar.com/kg/OntoSyn/ChemicalInput'
 """
@@ -38,6 +38,7 @@ class DedupSpec(BaseModel):
     keys: tuple[KeySpec, ...] = ()
     merge_threshold: float = Thresholds().merge
     review_threshold: float = Thresholds().review
+    name_scope: Literal["global", "paper"] = "global"
 
     def thresholds(self) -> Thresholds:
         return Thresholds(
@@ -45,6 +46,7 @@ class DedupSpec(BaseModel):
             review=self.review_threshold,
             merge_keys=tuple(k.kind for k in self.keys if k.merge),
             conflict_keys=tuple(k.kind for k in self.keys if k.conflict),
+            name_scope=self.name_scope,
         )
 
 
