@@ -1,0 +1,176 @@
+"""The label index: harvested labels and identifiers of a reference class, ready to match.
+
+Built from harvest rows ``(entity IRI, field, value)`` where field is ``label:<priority>`` or
+``id:<kind>``. Labels are stored normalised and de-duplicated (CSR arrays to their entities);
+character trigrams of the squeezed labels block the fuzzy search.
+
+>>> index = LabelIndex.build([
+...     ("ex:a", "label:0", "Ethanol"), ("ex:a", "label:1", "ethyl alcohol"),
+...     ("ex:a", "id:cas", "64-17-5"), ("ex:b", "label:0", "Methanol"), ("ex:c", "", None)])
+>>> index.entities, index.labels
+(['ex:a', 'ex:b', 'ex:c'], ['ethanol', 'ethyl alcohol', 'methanol'])
+>>> [index.entities[e] for e, _, _ in index.label_pairs(index.exact["ethanol"])]
+['ex:a']
+>>> index.identifiers["cas"]["64-17-5"]
+[0]
+>>> LabelIndex.from_state(index.state()).labels == index.labels
+True
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+
+from kgctl.grounding.normalise import canonical_identifier, normalise_name, squeeze
+
+Row = tuple[str, str, str | None]
+LABEL_FIELD = "label:"
+ID_FIELD = "id:"
+TRIGRAM = 3
+_SEPARATOR = 0
+_LABEL_BITS = 32
+
+
+class LabelIndex:
+    """Loaded index of one reference class (state only; matching lives in matcher.py)."""
+
+    def __init__(self, state: dict) -> None:
+        self.entities: list[str] = state["entities"]
+        self.display: list[str] = state["display"]
+        self.labels: list[str] = state["labels"]
+        self.label_ptr: np.ndarray = state["label_ptr"]
+        self.pair_entity: np.ndarray = state["pair_entity"]
+        self.pair_priority: np.ndarray = state["pair_priority"]
+        self.pair_text: list[str] = state["pair_text"]
+        self.identifiers: dict[str, dict[str, list[int]]] = state["identifiers"]
+        self.tri_keys: np.ndarray = state["tri_keys"]
+        self.tri_ptr: np.ndarray = state["tri_ptr"]
+        self.tri_labels: np.ndarray = state["tri_labels"]
+        self.exact: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
+        squeezed: dict[str, list[int]] = defaultdict(list)
+        for i, label in enumerate(self.labels):
+            squeezed[squeeze(label)].append(i)
+        self.squeezed = dict(squeezed)
+        self.entity_id = {iri: i for i, iri in enumerate(self.entities)}
+
+    @classmethod
+    def build(cls, rows: Iterable[Row]) -> LabelIndex:
+        entities: set[str] = set()
+        labels: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # norm -> iri -> best
+        identifiers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for subject, field, value in rows:
+            entities.add(subject)
+            if value is None:
+                continue
+            if field.startswith(LABEL_FIELD):
+                priority = int(field[len(LABEL_FIELD):])
+                norm = normalise_name(value)
+                if not norm:
+                    continue
+                best = labels[norm].get(subject)
+                if best is None or (priority, value) < best:
+                    labels[norm][subject] = (priority, value)
+            elif field.startswith(ID_FIELD):
+                kind = field[len(ID_FIELD):]
+                canonical = canonical_identifier(kind, value)
+                if canonical is not None:
+                    identifiers[kind][canonical].add(subject)
+        order = sorted(entities)
+        entity_id = {iri: i for i, iri in enumerate(order)}
+        label_list = sorted(labels)
+        ptr = [0]
+        pair_entity: list[int] = []
+        pair_priority: list[int] = []
+        pair_text: list[str] = []
+        display: dict[int, tuple[int, str]] = {}
+        for norm in label_list:
+            for iri, (priority, text) in sorted(labels[norm].items()):
+                e = entity_id[iri]
+                pair_entity.append(e)
+                pair_priority.append(priority)
+                pair_text.append(text)
+                if e not in display or (priority, text) < display[e]:
+                    display[e] = (priority, text)
+            ptr.append(len(pair_entity))
+        tri_keys, tri_ptr, tri_labels = trigram_postings([squeeze(x) for x in label_list])
+        return cls({
+            "entities": order,
+            "display": [display.get(i, (0, iri))[1] for i, iri in enumerate(order)],
+            "labels": label_list,
+            "label_ptr": np.asarray(ptr, dtype=np.int64),
+            "pair_entity": np.asarray(pair_entity, dtype=np.int32),
+            "pair_priority": np.asarray(pair_priority, dtype=np.int8),
+            "pair_text": pair_text,
+            "identifiers": {k: {v: sorted(entity_id[s] for s in subjects)
+                                for v, subjects in sorted(values.items())}
+                            for k, values in sorted(identifiers.items())},
+            "tri_keys": tri_keys, "tri_ptr": tri_ptr, "tri_labels": tri_labels,
+        })
+
+    @classmethod
+    def from_state(cls, state: dict) -> LabelIndex:
+        return cls(state)
+
+    def state(self) -> dict:
+        """Plain data for the on-disk cache (dictionaries are rebuilt on load)."""
+        return {
+            "entities": self.entities, "display": self.display, "labels": self.labels,
+            "label_ptr": self.label_ptr, "pair_entity": self.pair_entity,
+            "pair_priority": self.pair_priority, "pair_text": self.pair_text,
+            "identifiers": self.identifiers, "tri_keys": self.tri_keys,
+            "tri_ptr": self.tri_ptr, "tri_labels": self.tri_labels,
+        }
+
+    def label_pairs(self, label_id: int) -> list[tuple[int, int, str]]:
+        """(entity, priority, original text) of every entity carrying one normalised label."""
+        lo, hi = int(self.label_ptr[label_id]), int(self.label_ptr[label_id + 1])
+        return [(int(self.pair_entity[i]), int(self.pair_priority[i]), self.pair_text[i])
+                for i in range(lo, hi)]
+
+    def postings(self, code: int) -> np.ndarray:
+        """Label ids whose squeezed form contains trigram `code`."""
+        pos = int(np.searchsorted(self.tri_keys, code))
+        if pos == len(self.tri_keys) or int(self.tri_keys[pos]) != code:
+            return self.tri_labels[:0]
+        return self.tri_labels[self.tri_ptr[pos]:self.tri_ptr[pos + 1]]
+
+    def posting_size(self, code: int) -> int:
+        pos = int(np.searchsorted(self.tri_keys, code))
+        if pos == len(self.tri_keys) or int(self.tri_keys[pos]) != code:
+            return 0
+        return int(self.tri_ptr[pos + 1] - self.tri_ptr[pos])
+
+    def summary(self) -> dict[str, int]:
+        return {"entities": len(self.entities), "labels": len(self.labels),
+                "label_pairs": len(self.pair_text),
+                "identifiers": sum(len(v) for v in self.identifiers.values())}
+
+
+def trigram_codes(text: str) -> set[int]:
+    """Integer codes of the byte trigrams of `text` (short texts: the whole text).
+
+    >>> sorted(trigram_codes("abcd")) == sorted({0x616263, 0x626364})
+    True
+    """
+    data = text.encode()
+    if len(data) < TRIGRAM:
+        data = data.ljust(TRIGRAM, b"\x01")
+    return {(data[i] << 16) | (data[i + 1] << 8) | data[i + 2] for i in range(len(data) - 2)}
+
+
+def trigram_postings(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR postings trigram code -> sorted ids of the texts containing it (vectorised)."""
+    padded = [t.encode().ljust(TRIGRAM, b"\x01") for t in texts]
+    buffer = np.frombuffer(b"\x00".join(padded) + b"\x00\x00", dtype=np.uint8).astype(np.int64)
+    codes = (buffer[:-2] << 16) | (buffer[1:-1] << 8) | buffer[2:]
+    valid = (buffer[:-2] != _SEPARATOR) & (buffer[1:-1] != _SEPARATOR) & (buffer[2:] != _SEPARATOR)
+    lengths = np.fromiter((len(p) + 1 for p in padded), dtype=np.int64, count=len(padded))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    owner = np.searchsorted(starts, np.arange(len(codes)), side="right") - 1
+    pairs = np.unique((codes[valid] << _LABEL_BITS) | owner[valid])
+    keys, first = np.unique(pairs >> _LABEL_BITS, return_index=True)
+    ptr = np.append(first, len(pairs)).astype(np.int64)
+    return keys, ptr, (pairs & ((1 << _LABEL_BITS) - 1)).astype(np.int32)

@@ -1,0 +1,217 @@
+"""Matching names against a label index: identifiers, then exact, then fuzzy.
+
+Tiers, first decisive one wins: a well-formed identifier (InChIKey, InChI, CAS, formula) that
+points at one entity; the normalised name equal to a label; the squeezed name (no spaces or
+hyphens) equal to a label; rapidfuzz over trigram-blocked labels with a score threshold, a
+margin over the best other entity and equal protected signatures (locants, charges, stereo).
+
+>>> from kgctl.grounding.index import LabelIndex
+>>> index = LabelIndex.build([
+...     ("ex:12", "label:0", "1,2-dichlorobenzene"), ("ex:13", "label:0", "1,3-dichlorobenzene"),
+...     ("ex:cu1", "label:0", "copper(I) chloride"), ("ex:cu2", "label:0", "copper(II) chloride"),
+...     ("ex:dmf", "label:0", "N,N-dimethylformamide")])
+>>> matcher = Matcher(index, Thresholds(fuzzy_score=90, margin=3, candidates=10))
+>>> matcher.lookup("Copper (II) Chloride").match.iri
+'ex:cu2'
+>>> matcher.lookup("1,2-dichlorbenzene").match.iri
+'ex:12'
+>>> matcher.lookup("1,4-dichlorobenzene").match is None
+True
+>>> matcher.lookup("DMF").match.method
+'abbreviation'
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from rapidfuzz import fuzz, process
+
+from kgctl.errors import InputError
+from kgctl.grounding.abbreviations import expansions
+from kgctl.grounding.index import LabelIndex, trigram_codes
+from kgctl.grounding.normalise import identifiers_in, normalise_name, protected_signature, squeeze
+from kgctl.grounding.spec import Thresholds
+
+MAX_NAME_CHARS = 1000
+SCORE_IDENTIFIER = 100.0
+SCORE_EXACT = 100.0
+SCORE_SQUEEZED = 99.0
+# trigram blocking: how many of the rarest query trigrams to read and how many labels to score
+RARE_TRIGRAMS = 12
+BLOCK_LABELS = 300
+# decisive methods, strongest first; used to weigh votes of several surface names
+METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "abbreviation": 3, "exact": 3,
+                 "squeezed": 2, "fuzzy": 1, "formula": 1}
+FUZZY_SCORER = fuzz.ratio  # chosen by scripts/bench_grounding.py (see docs/grounding.md)
+
+
+class Candidate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    iri: str
+    label: str  # the entity's preferred label
+    score: float
+    method: str  # inchikey | inchi | cas | formula | abbreviation | exact | squeezed | fuzzy
+    matched: str  # the reference label or identifier value that matched
+
+
+class LookupResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    match: Candidate | None
+    candidates: tuple[Candidate, ...]
+    reason: str  # why the match was accepted or not
+
+
+class Matcher:
+    def __init__(self, index: LabelIndex, thresholds: Thresholds, *,
+                 scorer=FUZZY_SCORER) -> None:
+        self.index = index
+        self.thresholds = thresholds
+        self.scorer = scorer
+
+    def lookup(self, name: str, *, k: int | None = None) -> LookupResult:
+        """The accepted match of one name (or None) and its ranked candidates."""
+        check_name(name)
+        k = k or self.thresholds.candidates
+        best: dict[int, tuple[float, int, str, str]] = {}  # entity -> (score, -prio, method, m)
+        decided = self._identifier_tier(name, best)
+        for surface, method in [(name, "exact"), *((e, "abbreviation") for e in expansions(name))]:
+            self._exact_tier(normalise_name(surface), method, best)
+        norm = normalise_name(name)
+        if not norm:
+            raise InputError(f"name {name!r} is empty after normalisation")
+        self._fuzzy_tier(norm, best)
+        ranked = sorted(best.items(), key=lambda kv: (-METHOD_WEIGHT[kv[1][2]], -kv[1][0],
+                                                      -kv[1][1], self.index.entities[kv[0]]))
+        candidates = tuple(self._candidate(e, v) for e, v in ranked[:k])
+        match, reason = self._decide(norm, ranked, decided)
+        return LookupResult(name=name, match=match, candidates=candidates, reason=reason)
+
+    def lookup_identifier(self, kind: str, value: str) -> list[Candidate]:
+        from kgctl.grounding.normalise import canonical_identifier
+
+        canonical = canonical_identifier(kind, value)
+        if canonical is None:
+            raise InputError(f"{value!r} is not a well-formed {kind}")
+        hits = self.index.identifiers.get(kind, {}).get(canonical, [])
+        return [self._candidate(e, (SCORE_IDENTIFIER, 0, kind, canonical)) for e in hits]
+
+    # ---- tiers ----------------------------------------------------------------------------
+
+    def _identifier_tier(self, name: str, best: dict) -> str | None:
+        decided = None
+        for kind, value in identifiers_in(name.strip()).items():
+            hits = self.index.identifiers.get(kind, {}).get(value, [])
+            for e in hits:
+                _keep(best, e, (SCORE_IDENTIFIER, 0, kind, value))
+            if len(hits) == 1 and decided is None:
+                decided = kind
+        return decided
+
+    def _exact_tier(self, norm: str, method: str, best: dict) -> None:
+        label_ids = ([self.index.exact[norm]] if norm in self.index.exact else [])
+        tier = method
+        if not label_ids:
+            label_ids = self.index.squeezed.get(squeeze(norm), [])
+            tier = "squeezed" if method == "exact" else method
+        score = SCORE_EXACT if tier != "squeezed" else SCORE_SQUEEZED
+        for label_id in label_ids:
+            for e, priority, text in self.index.label_pairs(label_id):
+                _keep(best, e, (score, -priority, tier, text))
+
+    def _fuzzy_tier(self, norm: str, best: dict) -> None:
+        block = self._block(squeeze(norm))
+        if not len(block):
+            return
+        choices = [self.index.labels[i] for i in block]
+        limit = self.thresholds.candidates * 2
+        for _, score, pos in process.extract(norm, choices, scorer=self.scorer, limit=limit):
+            for e, priority, text in self.index.label_pairs(int(block[pos])):
+                _keep(best, e, (float(score), -priority, "fuzzy", text))
+
+    def _block(self, squeezed: str) -> np.ndarray:
+        """Label ids sharing the most of the query's rarest trigrams."""
+        codes = sorted(trigram_codes(squeezed), key=self.index.posting_size)[:RARE_TRIGRAMS]
+        lists = [self.index.postings(c) for c in codes]
+        lists = [x for x in lists if len(x)]
+        if not lists:
+            return np.empty(0, dtype=np.int32)
+        ids, counts = np.unique(np.concatenate(lists), return_counts=True)
+        if len(ids) <= BLOCK_LABELS:
+            return ids
+        top = np.argpartition(-counts, BLOCK_LABELS)[:BLOCK_LABELS]
+        return ids[np.sort(top)]
+
+    # ---- decision -------------------------------------------------------------------------
+
+    def _decide(self, norm: str, ranked: list, decided: str | None
+                ) -> tuple[Candidate | None, str]:
+        if not ranked:
+            return None, "no candidate"
+        (top, value), runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+        score, neg_priority, method, matched = value
+        if method in ("inchikey", "inchi", "cas", "formula") and decided == method:
+            return self._candidate(top, value), f"unique {method}"
+        if method in ("exact", "squeezed", "abbreviation"):
+            tied = runner is not None and _rank(runner[1]) == _rank(value)
+            if tied:
+                return None, f"{method} label shared by several entities"
+            return self._candidate(top, value), f"{method} label"
+        margin = score - (runner[1][0] if runner else 0.0)
+        if score < self.thresholds.fuzzy_score:
+            return None, f"best score {score:.1f} below threshold {self.thresholds.fuzzy_score}"
+        if margin < self.thresholds.margin:
+            return None, f"margin {margin:.1f} below {self.thresholds.margin}"
+        if protected_signature(normalise_name(matched)) != protected_signature(norm):
+            return None, "locants, charges or stereo descriptors differ from the best label"
+        return self._candidate(top, value), f"fuzzy score {score:.1f}, margin {margin:.1f}"
+
+    def _candidate(self, entity: int, value: tuple[float, int, str, str]) -> Candidate:
+        score, _, method, matched = value
+        return Candidate(iri=self.index.entities[entity], label=self.index.display[entity],
+                         score=round(score, 2), method=method, matched=matched)
+
+
+def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, float]]:
+    """Combine the accepted matches of all surface names of one entity.
+
+    Each accepted match votes with its method weight; ties go to the higher summed score, then
+    to the smaller IRI, so the outcome is deterministic.
+    """
+    tally: dict[str, list] = {}
+    for result in results:
+        if result.match is None:
+            continue
+        m = result.match
+        entry = tally.setdefault(m.iri, [0.0, 0.0, m])
+        entry[0] += METHOD_WEIGHT[m.method]
+        entry[1] += m.score
+    if not tally:
+        return None, {}
+    winner = min(tally.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))
+    return winner[1][2], {iri: v[0] for iri, v in sorted(tally.items())}
+
+
+def check_name(name: str) -> None:
+    """Refuse names no chemical has: empty, longer than MAX_NAME_CHARS, control characters."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError("empty name")
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(f"name of {len(name)} characters is longer than {MAX_NAME_CHARS}")
+    bad = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) == "Cc"})
+    if bad:
+        raise InputError(f"name contains control characters ({', '.join(bad)})")
+
+
+def _rank(value: tuple[float, int, str, str]) -> tuple[int, float, int]:
+    return METHOD_WEIGHT[value[2]], value[0], value[1]
+
+
+def _keep(best: dict, entity: int, value: tuple[float, int, str, str]) -> None:
+    old = best.get(entity)
+    if old is None or _rank(value) > _rank(old):
+        best[entity] = value

@@ -1,0 +1,140 @@
+"""Grounding specs: what to harvest from a reference endpoint and what to ground in the A-Box.
+
+A spec is YAML in ``grounding/<name>.yaml``; CURIEs are expanded with its ``prefixes``.
+
+>>> spec = load_spec("species")
+>>> spec.target_class
+'http://www.theworldavatar.com/ontology/ontospecies/OntoSpecies.owl#Species'
+>>> [f.kind for f in spec.identifiers][:2], spec.thresholds.margin
+(['inchikey', 'inchi'], 3.0)
+>>> spec_for_class("os:Species").name
+'species'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kgctl.assets import asset_dir
+from kgctl.errors import InputError
+
+IdentifierKind = Literal["inchikey", "inchi", "smiles", "cas", "cid", "formula"]
+_MAX_HOPS = 2
+_IRI = re.compile(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]+$", re.IGNORECASE)
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PathField(Frozen):
+    path: tuple[str, ...] = Field(min_length=1, max_length=_MAX_HOPS)
+
+    @field_validator("path")
+    @classmethod
+    def _iris(cls, path: tuple[str, ...]) -> tuple[str, ...]:
+        for iri in path:
+            if not _IRI.match(iri):
+                raise ValueError(f"not an IRI: {iri!r}")
+        return path
+
+
+class LabelField(PathField):
+    priority: int = 0  # lower wins a tie between entities
+    split: str | None = None  # separator of several names in one literal
+
+
+class IdentifierField(PathField):
+    kind: IdentifierKind
+
+
+class SourceClass(Frozen):
+    """Locally minted entities to ground and where their names are."""
+
+    cls: str = Field(alias="class")
+    labels: tuple[LabelField, ...] = Field(min_length=1)
+    identifiers: tuple[IdentifierField, ...] = ()
+
+
+class Thresholds(Frozen):
+    fuzzy_score: float = Field(ge=0, le=100)
+    margin: float = Field(ge=0, le=100)
+    candidates: int = Field(ge=1, le=100)
+
+
+class GroundingSpec(Frozen):
+    name: str
+    target_class: str
+    labels: tuple[LabelField, ...] = Field(min_length=1)
+    identifiers: tuple[IdentifierField, ...] = ()
+    sources: tuple[SourceClass, ...] = ()
+    thresholds: Thresholds
+    page_size: int = Field(ge=1, le=1_000_000)
+
+    def fingerprint(self) -> str:
+        """Stable digest of everything that shapes a harvested index."""
+        payload = self.model_dump_json(include={"target_class", "labels", "identifiers"})
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def load_spec(name_or_path: str | Path) -> GroundingSpec:
+    """A bundled spec by name (``species``) or a spec file by path."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = asset_dir("grounding") / f"{name_or_path}.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError(f"no grounding spec {str(name_or_path)!r} ({path})") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: a grounding spec is a mapping")
+    prefixes = raw.pop("prefixes", {}) or {}
+    try:
+        return GroundingSpec.model_validate(_expand(raw, prefixes))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{path}: {where}: {first['msg']}") from exc
+
+
+def spec_for_class(class_name: str) -> GroundingSpec:
+    """The bundled spec whose target class is `class_name` (local name, CURIE or IRI)."""
+    wanted = class_name.rsplit("#", 1)[-1].rsplit("/", 1)[-1].rsplit(":", 1)[-1].casefold()
+    names = sorted(p.stem for p in asset_dir("grounding").glob("*.yaml"))
+    for name in names:
+        spec = load_spec(name)
+        if spec.target_class == class_name or spec.target_class.rsplit("#", 1)[-1].rsplit(
+            "/", 1
+        )[-1].casefold() == wanted:
+            return spec
+    raise InputError(f"no grounding spec for class {class_name!r}; specs: {', '.join(names)}")
+
+
+def _expand(value: object, prefixes: dict[str, str]) -> object:
+    """Expand CURIEs (``os:Species``) in every string field that names an IRI."""
+    if isinstance(value, dict):
+        return {k: (_curie(v, prefixes) if k in ("target_class", "class") else
+                    [_curie(x, prefixes) for x in v] if k == "path" and isinstance(v, list) else
+                    _expand(v, prefixes)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, prefixes) for v in value]
+    return value
+
+
+def _curie(text: object, prefixes: dict[str, str]) -> object:
+    if not isinstance(text, str) or "://" in text:
+        return text
+    prefix, sep, local = text.partition(":")
+    if not sep:
+        return text
+    if prefix not in prefixes:
+        raise InputError(f"unknown prefix {prefix!r} in {text!r}")
+    return prefixes[prefix] + local
