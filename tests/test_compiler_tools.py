@@ -102,3 +102,23 @@ def test_a_second_ontology_gives_a_working_tool_set():
     assert "SolGel" in err.value.feedback.allowed
     rows = engine.call("list_instances", "d1", {"class_name": "Dopant"}).data
     assert [r["label"] for r in rows] == ["Eu"]
+
+
+def test_argument_names_are_unique_at_every_level():
+    surface = compile_tools(default_ir())
+
+    def check(where: str, args) -> int:
+        names = [a.name for a in args]
+        assert len(names) == len(set(names)), (where, names)
+        return 1 + sum(check(f"{where}.{a.name}", a.fields) for a in args if a.fields)
+
+    assert sum(check(t.name, t.args) for t in surface.tools) > len(surface.tools)
+    output = surface.get("add_chemical_output")
+    by_name = {a.name: a.property for a in output.args}
+    ir = default_ir()
+    assert by_name["ontosyn_chemical_formula"] == ir.prefixes["ontosyn"] + "hasChemicalFormula"
+    assert by_name["ontospecies_chemical_formula"] == (ir.prefixes["ontospecies"]
+                                                       + "hasChemicalFormula")
+    assert "chemical_formula" not in by_name
+    # no collision, no prefix: a ChemicalInput's formula keeps its plain name
+    assert "chemical_formula" in {a.name for a in surface.get("add_chemical_input").args}

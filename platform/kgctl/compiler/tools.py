@@ -142,7 +142,17 @@ class _View:
             arg = self.property_arg(cls, prop, depth=depth)
             if arg is not None:
                 args.append(arg)
-        return tuple(args)
+        return tuple(self.unique_names(args))
+
+    def unique_names(self, args: list[ArgSpec]) -> list[ArgSpec]:
+        """Arguments whose names collide (hasChemicalFormula of two ontologies) are prefixed
+        with their property's ontology prefix; the others keep their plain name."""
+        count: dict[str, int] = {}
+        for arg in args:
+            count[arg.name] = count.get(arg.name, 0) + 1
+        return [a if count[a.name] == 1 or a.property is None or a.property == RDFS_LABEL
+                else a.model_copy(update={"name": prefixed_name(self.ir, a.property, a.name)})
+                for a in args]
 
     def property_arg(self, cls: str, prop: PropertyInfo, *, depth: int) -> ArgSpec | None:
         card = self.ir.cardinality(cls, prop.iri)
@@ -241,6 +251,21 @@ class _View:
 def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
     """The argument spec (write plan) of one property on one class, as a create tool has it."""
     return _View(ir).property_arg(cls, ir.properties[prop], depth=1)
+
+
+def prefixed_name(ir: OntologyIR, prop: str, name: str) -> str:
+    """`name` prefixed with the prefix of `prop`'s namespace, else its T-Box file's stem.
+
+    >>> from kgctl.ontology import default_ir
+    >>> ir = default_ir()
+    >>> prefixed_name(ir, ir.prefixes["ontosyn"] + "hasChemicalFormula", "chemical_formula")
+    'ontosyn_chemical_formula'
+    """
+    curie = ir.curie(prop)
+    info = ir.properties.get(prop)
+    stem = curie.partition(":")[0] if curie != prop else (
+        info.ontology.rsplit(".", 1)[0] if info and info.ontology else "")
+    return f"{snake(stem)}_{name}" if stem else name
 
 
 def _range1(ir: OntologyIR, prop: str) -> str | None:
