@@ -1,7 +1,7 @@
 """Load benchmark of `kgctl serve` (loopback only, bounded).
 
 50 concurrent clients x 100 mixed queries against a `kgctl serve` process holding the MOP-30
-graph (the ground truth written as 30 OntoSyn paper graphs, see kgctl.service.sample_graph),
+graph (the bundled MOP-30 traces replayed through the extraction tools, kgctl.service.seed),
 then a runaway query that must hit the timeout while a probe keeps being answered.
 Baseline in the same run: the same queries on the embedded pyoxigraph store, in process.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 from pyoxigraph import NamedNode, QueryBoolean, Store
 
-from kgctl.service.sample_graph import mop30_quads
+from kgctl.service.seed import mop30_quads
 from kgctl.service.static_examples import load_examples
 
 CLIENTS = 50

@@ -1,4 +1,5 @@
-"""Shared helpers of the service tests: a live server on a free loopback port, sample data."""
+"""Shared helpers of the service tests: a live server on a free loopback port, and the MOP-30
+graph rebuilt by replaying the bundled traces (once per test process)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pyoxigraph import Quad, Store
 
 from kgctl.service.app import ServiceConfig, create_app
 from kgctl.service.dataset import Dataset
-from kgctl.service.sample_graph import mop30_quads
+from kgctl.service.seed import mop30_quads
 
 STARTUP_S = 10.0
 PAPER = "10.1021_ja105986b"

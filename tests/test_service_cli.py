@@ -13,6 +13,8 @@ import httpx
 from click.testing import CliRunner
 from pyoxigraph import Store
 
+from kgctl.agent.demo import bundled_traces
+from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
@@ -82,7 +84,8 @@ def test_serve_process_binds_loopback_by_default_and_serves_seed(tmp_path: Path)
                     process.stderr.read().decode() if process.poll() is not None else "timeout"
                 time.sleep(0.1)
         assert health.json() == {"status": "ok"}
-        assert len(httpx.get(f"http://127.0.0.1:{port}/papers").json()) == 30
+        papers = {p["paper"] for p in httpx.get(f"http://127.0.0.1:{port}/papers").json()}
+        assert papers == {load_calls(t)[0] for t in bundled_traces()}
         wrong = httpx.post(f"http://127.0.0.1:{port}/update", data={"update": "CLEAR ALL"},
                            headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 403  # the token came from the environment

@@ -18,7 +18,6 @@ from kgctl.service.app import (
     create_app,
 )
 from kgctl.service.dataset import Dataset
-from kgctl.service.sample_graph import mop30_quads
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
@@ -46,7 +45,8 @@ TOKEN_ENV = "KGCTL_UPDATE_TOKEN"
 @click.option("--union-default-graph", is_flag=True,
               help="Make the union of all graphs the default graph of queries.")
 @click.option("--seed-mop30", is_flag=True,
-              help="First load the MOP-30 ground truth as 30 paper graphs (demo data).")
+              help="First (re)build the MOP-30 demo graphs by replaying the bundled traces "
+                   "through the extraction tools (as `kgctl demo` does).")
 def command(store_path: Path, *, host: str, port: int, update_token: str | None,
             timeout_s: float, max_rows: int, workers: int, cors_origins: tuple[str, ...],
             union_default_graph: bool, seed_mop30: bool) -> None:
@@ -60,7 +60,9 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
         store_path.mkdir(parents=True, exist_ok=True)
     dataset = Dataset.open(store_path)
     if seed_mop30:
-        dataset.load(mop30_quads())
+        from kgctl.service.seed import mop30_quads
+
+        dataset.load(mop30_quads(), replace=True)
     config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, workers=workers,
                            update_token=update_token or None, cors_origins=cors_origins,
                            union_default=union_default_graph)

@@ -91,7 +91,12 @@ class Dataset:
     def graph_quads(self, graph: NamedNode | DefaultGraph) -> Iterator[Quad]:
         return self._store.quads_for_pattern(None, None, None, graph)
 
-    def load(self, quads: Sequence[Quad]) -> None:
-        """Add quads in one transaction (used to build demo and benchmark stores)."""
+    def load(self, quads: Sequence[Quad], *, replace: bool = False) -> None:
+        """Add quads in one transaction (used to build demo and benchmark stores); with
+        `replace`, the graphs they belong to are emptied first (seeding twice is idempotent)."""
         with self._write_lock:
+            if replace:
+                for graph in {q.graph_name for q in quads}:
+                    if isinstance(graph, NamedNode) and self._store.contains_named_graph(graph):
+                        self._store.remove_graph(graph)
             self._store.extend(quads)

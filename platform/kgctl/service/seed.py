@@ -1,0 +1,31 @@
+"""The MOP-30 demo graph for ``kgctl serve --seed-mop30``, the service tests and the load
+benchmark: the bundled MOP-30 traces replayed through the compiled MCP tools, exactly as
+``kgctl demo`` builds its store (paper graphs plus their provenance graphs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pyoxigraph import Quad, RdfFormat
+
+from kgctl.errors import DataRejected
+from kgctl.store.embedded import EmbeddedStore, parse_dataset
+
+
+def mop30_quads(traces: Sequence[Path] | None = None) -> list[Quad]:
+    """Every quad of the graphs the traces (default: all bundled MOP-30 traces) rebuild."""
+    from kgctl.agent.aio import run_sync
+    from kgctl.agent.demo import bundled_traces, compile_all
+    from kgctl.agent.replay import replay_traces
+
+    _compiled, (ir, surface), _plan = compile_all()
+    store = EmbeddedStore()
+    paths = list(traces) if traces is not None else bundled_traces()
+    reports = run_sync(lambda: replay_traces(paths, ir=ir, store=store, surface=surface))
+    refused = [f"{r.paper_id} call {x.position} ({x.tool})" for r in reports for x in r.refused]
+    if refused:
+        raise DataRejected(f"{len(refused)} traced call(s) refused on replay, first: "
+                           f"{refused[0]}; the traces no longer match the tools")
+    return parse_dataset(store.export(format=RdfFormat.N_QUADS), format=RdfFormat.N_QUADS)
