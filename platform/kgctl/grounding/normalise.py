@@ -123,7 +123,7 @@ def protected_signature(normalised: str) -> tuple[tuple[str, int], ...]:
 IDENTIFIER_KINDS = ("inchikey", "inchi", "smiles", "cas", "cid", "formula")
 _INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
 _CAS = re.compile(r"^(\d{2,7})-(\d{2})-(\d)$")
-_INCHI_BODY = re.compile(r"^1S?/[A-Za-z0-9.()*]+(/\S*)?$")
+_INCHI_BODY = re.compile(r"^1S?/[0-9]*[A-Z][A-Za-z0-9.()*]*(/\S*)?$")
 _FORMULA = re.compile(r"^(?:[A-Z][a-z]?\d*)+$")
 
 
@@ -146,6 +146,8 @@ def canonical_identifier(kind: str, value: str) -> str | None:
     if kind == "inchi":
         body = value.removeprefix("InChI=")
         if not body.startswith(("1S/", "1/")):
+            if "/" not in body:
+                return None
             body = "1S/" + body  # PubChem-derived tables omit the standard-InChI prefix
         return "InChI=" + body if _INCHI_BODY.match(body) else None
     if kind == "cas":

@@ -1,0 +1,245 @@
+"""``kgctl ground`` and ``kgctl reference``: the grounding CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from kgctl.errors import InputError, StoreError
+from kgctl.grounding.harvest import harvest_index, last_good_index
+from kgctl.grounding.inspect import propose_spec
+from kgctl.grounding.matcher import Matcher
+from kgctl.grounding.reference import build_reference, read_rows, table_paths
+from kgctl.grounding.sources import open_source
+from kgctl.grounding.spec import GroundingSpec, spec_for_class
+
+MODES = ("sameas", "rewrite")
+
+
+def default_reference() -> Path:
+    return Path(os.environ.get("KGCTL_REFERENCE",
+                               Path.home() / ".local" / "share" / "kgctl" / "reference-species"))
+
+
+def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,
+                 cache_dir: Path | None, refresh: bool) -> tuple[Matcher, GroundingSpec]:
+    """Harvest (or load from cache) the index of the class; keep the last good cache."""
+    spec = spec_for_class(class_name)
+    if endpoint is None and reference is None:
+        reference = default_reference()
+    source_name = endpoint or f"store:{Path(reference).resolve()}"
+    try:
+        source = open_source(endpoint=endpoint, store=reference)
+        with _progress("harvest", None) as advance:
+            index = harvest_index(source, spec, cache_dir=cache_dir, refresh=refresh,
+                                  progress=lambda rows, subjects: advance(subjects))
+    except StoreError as exc:
+        previous = None if refresh else last_good_index(source_name, spec, cache_dir=cache_dir)
+        if previous is None:
+            raise StoreError(f"{exc} (the last good cache, if any, is kept)") from exc
+        click.echo(f"warning: {exc}; using the last good cache", err=True)
+        index = previous
+    return Matcher(index, spec.thresholds), spec
+
+
+def _source_options(command):
+    for option in reversed([
+        click.option("--class", "class_name", default="Species", show_default=True,
+                     help="Target class (its spec in grounding/)."),
+        click.option("--endpoint", help="SPARQL endpoint URL of the reference KG."),
+        click.option("--reference", type=click.Path(path_type=Path),
+                     help="Embedded reference store (default: $KGCTL_REFERENCE)."),
+        click.option("--cache-dir", type=click.Path(path_type=Path),
+                     help="Index cache folder (default: $KGCTL_CACHE/grounding)."),
+        click.option("--refresh", is_flag=True, help="Harvest again even if the cache is current."),
+    ]):
+        command = option(command)
+    return command
+
+
+@click.group(invoke_without_command=True)
+@_source_options
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="The kgctl store holding the paper graphs.")
+@click.option("--paper", "papers", multiple=True, help="Paper id (repeatable).")
+@click.option("--all", "all_papers", is_flag=True, help="Every paper in the store.")
+@click.option("--mode", type=click.Choice(MODES), default="sameas", show_default=True)
+@click.option("--dry-run", is_flag=True, help="Print the mapping, write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Decisions as JSON.")
+@click.pass_context
+def command(ctx: click.Context, class_name: str, endpoint: str | None, reference: Path | None,
+            cache_dir: Path | None, refresh: bool, store_path: Path | None,
+            papers: tuple[str, ...], all_papers: bool, mode: str, dry_run: bool,
+            as_json: bool) -> None:
+    """Ground locally minted entities of paper graphs against a reference KG.
+
+    Example: kgctl ground --class Species --store kg/ --all --dry-run
+    """
+    ctx.obj = {"class_name": class_name, "endpoint": endpoint, "reference": reference,
+               "cache_dir": cache_dir, "refresh": refresh}
+    if ctx.invoked_subcommand is not None:
+        return
+    from kgctl.grounding.materialise import materialise
+    from kgctl.store import open_store
+
+    if store_path is None or not (papers or all_papers):
+        raise InputError("give --store PATH and --paper ID or --all (see --help)")
+    store = open_store(path=store_path)
+    try:
+        known = store.papers()
+        chosen = known if all_papers else list(papers)
+        unknown = sorted(set(chosen) - set(known))
+        if unknown:
+            raise InputError(f"unknown paper(s): {', '.join(unknown)}")
+        matcher, spec = load_matcher(class_name, endpoint=endpoint, reference=reference,
+                                     cache_dir=cache_dir, refresh=refresh)
+        decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps([d.model_dump(mode="json", exclude={"results"})
+                               for d in decisions], indent=2))
+        return
+    for d in decisions:
+        target = d.match.iri if d.match else "-"
+        how = f"{d.match.method} {d.match.score}" if d.match else "no match"
+        state = "written" if d.written else ("dry-run" if dry_run else "unchanged")
+        click.echo(f"{d.paper}\t{d.entity}\t{target}\t{how}\t{state if d.match else ''}")
+    grounded = sum(d.match is not None for d in decisions)
+    click.echo(f"{grounded}/{len(decisions)} entities grounded", err=True)
+
+
+@command.command()
+@click.argument("names", nargs=-1, required=True)
+@click.option("-k", "k", type=click.IntRange(1, 100), default=None,
+              help="Candidates per name (default: the spec's).")
+@click.option("--json", "as_json", is_flag=True, help="Results as JSON.")
+@click.pass_obj
+def lookup(obj: dict, names: tuple[str, ...], k: int | None, as_json: bool) -> None:
+    """Print the accepted match and ranked candidates of each NAME.
+
+    Example: kgctl ground lookup DMF "copper(II) nitrate trihydrate" --json
+    """
+    matcher, _ = load_matcher(**obj)
+    results = [matcher.lookup(name, k=k) for name in names]
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
+        return
+    for r in results:
+        head = f"{r.match.iri}  {r.match.label}  ({r.match.method} {r.match.score})" \
+            if r.match else "no match"
+        click.echo(f"{r.name}: {head} [{r.reason}]")
+        for c in r.candidates:
+            click.echo(f"    {c.score:6.2f} {c.method:12} {c.iri}  {c.label}  <- {c.matched}")
+
+
+@command.command()
+@click.option("--limit", type=click.IntRange(1, 100000), default=1000, show_default=True,
+              help="Instances sampled.")
+@click.option("--json", "as_json", is_flag=True, help="Findings as JSON instead of YAML.")
+@click.pass_obj
+def inspect(obj: dict, limit: int, as_json: bool) -> None:
+    """Propose a grounding spec from the endpoint's own evidence for --class (an IRI or a
+    known class name): label-like and identifier-like predicates with counts and examples.
+
+    Example: kgctl ground --endpoint http://127.0.0.1:7878/query --class Species inspect
+    """
+    import yaml
+
+    reference = obj["reference"] if obj["endpoint"] else (obj["reference"] or default_reference())
+    source = open_source(endpoint=obj["endpoint"], store=reference)
+    cls = obj["class_name"]
+    target = cls if "://" in cls else spec_for_class(cls).target_class
+    proposal = propose_spec(source, target, limit=limit)
+    click.echo(json.dumps(proposal, indent=2) if as_json
+               else yaml.safe_dump(proposal, sort_keys=False, allow_unicode=True))
+
+
+@command.command()
+@click.option("--transport", type=click.Choice(["stdio", "streamable-http"]), default="stdio",
+              show_default=True)
+@click.option("--port", type=int, default=8765, show_default=True)
+@click.pass_obj
+def mcp(obj: dict, transport: str, port: int) -> None:
+    """Serve lookup_species / lookup_identifier / describe_species over MCP.
+
+    Example: kgctl ground --reference ref/ mcp
+    """
+    from kgctl.grounding.mcp_server import build_server
+
+    matcher, _ = load_matcher(**obj)
+    server = build_server(matcher)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)
+
+
+@click.group()
+def reference() -> None:
+    """Build and serve the reference species KG.
+
+    Example: kgctl reference build && kgctl reference serve
+    """
+
+
+@reference.command()
+@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
+              help="Store folder (default: $KGCTL_REFERENCE).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N species.")
+@click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
+def build(store_path: Path | None, limit: int | None, as_json: bool) -> None:
+    """Convert the PubChem-derived tables of `chemicals` into an OntoSpecies graph.
+
+    Example: kgctl reference build --store ref/ --limit 1000
+    """
+    path = store_path or default_reference()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _progress("species", limit) as advance:
+        count = build_reference(path, read_rows(table_paths(), limit=limit), progress=advance)
+    if as_json:
+        click.echo(json.dumps({"store": str(path), "species": count}))
+    else:
+        click.echo(f"{count} species written to {path}")
+
+
+@reference.command()
+@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
+              help="Store folder (default: $KGCTL_REFERENCE).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=7878, show_default=True)
+def serve(store_path: Path | None, host: str, port: int) -> None:
+    """Serve the reference store read-only with the `oxigraph` SPARQL server.
+
+    Example: kgctl reference serve --port 7878
+    """
+    from kgctl.grounding.server import start_server, stop_server
+
+    process, url = start_server(store_path or default_reference(), host=host, port=port)
+    click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
+    try:
+        process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop_server(process)
+
+
+class _progress:
+    """A rich progress bar on stderr whose `advance(n)` sets or adds completed units."""
+
+    def __init__(self, what: str, total: int | None) -> None:
+        self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), transient=True)
+        self.task = self.bar.add_task(what, total=total)
+
+    def __enter__(self):
+        self.bar.start()
+        return lambda n: self.bar.update(self.task, advance=n) if n == 1 else \
+            self.bar.update(self.task, completed=n)
+
+    def __exit__(self, *exc) -> None:
+        self.bar.stop()

@@ -1,0 +1,104 @@
+"""Write grounding decisions into paper graphs: owl:sameAs links or IRI rewriting.
+
+Each decision (names, candidates, scores, method) is stored as the provenance record of the
+write. Re-running gives the same graph: links that are already present are not written again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel, ConfigDict
+from pyoxigraph import NamedNode, Triple
+
+from kgctl.grounding.matcher import Candidate, LookupResult, Matcher, vote
+from kgctl.grounding.spec import GroundingSpec, SourceClass
+from kgctl.store import CallRecord, GraphStore, utc_now
+from kgctl.store.sparql import term_to_sparql
+
+OWL_SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
+TOOL_NAME = "ground"
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    paper: str
+    entity: str
+    source_class: str
+    names: tuple[str, ...]
+    match: Candidate | None
+    votes: dict[str, float]
+    results: tuple[LookupResult, ...]
+    written: bool = False
+
+
+def source_entities(store: GraphStore, paper: str, source: SourceClass
+                    ) -> Iterator[tuple[str, list[str]]]:
+    """(entity IRI, surface names) of one source class in one paper graph."""
+    cls = term_to_sparql(NamedNode(source.cls))
+    names: dict[str, list[str]] = {}
+    for field in (*source.labels, *source.identifiers):
+        pred = term_to_sparql(NamedNode(field.path[0]))
+        query = f"SELECT ?e ?v WHERE {{ ?e a {cls} . ?e {pred} ?v }}"
+        for row in store.query(query, paper_id=paper):
+            values = [row["v"].value]
+            split = getattr(field, "split", None)
+            if split:
+                values = [v.strip() for v in values[0].split(split)]
+            names.setdefault(row["e"].value, [])
+            names[row["e"].value].extend(v for v in values if v.strip())
+    for entity in sorted(names):
+        yield entity, list(dict.fromkeys(names[entity]))
+
+
+def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
+           names: list[str]) -> Decision:
+    results = tuple(matcher.lookup(n) for n in names if _usable(n))
+    match, votes = vote(results)
+    return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
+                    match=match, votes=votes, results=results)
+
+
+def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers: list[str], *,
+                mode: str = "sameas", dry_run: bool = False) -> list[Decision]:
+    """Ground every source entity of `papers`; write links unless `dry_run`."""
+    decisions = []
+    for paper in papers:
+        for source in spec.sources:
+            for entity, names in source_entities(store, paper, source):
+                decision = decide(matcher, paper, source, entity, names)
+                if decision.match is not None and not dry_run:
+                    written = _write(store, decision, mode=mode)
+                    decision = decision.model_copy(update={"written": written})
+                decisions.append(decision)
+    return decisions
+
+
+def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
+    local, target = NamedNode(decision.entity), NamedNode(decision.match.iri)
+    triples = list(store.triples(decision.paper))
+    if mode == "sameas":
+        link = Triple(local, OWL_SAME_AS, target)
+        if link in triples:
+            return False
+        insert, delete = [link], []
+    else:
+        delete = [t for t in triples if local in (t.subject, t.object)]
+        if not delete:
+            return False
+        insert = [Triple(target if t.subject == local else t.subject, t.predicate,
+                         target if t.object == local else t.object) for t in delete]
+    record = CallRecord(
+        paper_id=decision.paper, seq=1, tool=TOOL_NAME, time=utc_now(),
+        arguments={"mode": mode, **decision.model_dump(
+            mode="json", include={"entity", "names", "match", "votes"}),
+                   "candidates": [r.model_dump(mode="json", include={"name", "candidates",
+                                                                     "reason"})
+                                  for r in decision.results]},
+        iris=(decision.entity, decision.match.iri))
+    store.write(decision.paper, insert=insert, delete=delete, record=record)
+    return True
+
+
+def _usable(name: str) -> bool:
+    return bool(name.strip()) and name.strip().upper() != "N/A"
