@@ -35,11 +35,6 @@ from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_label
 # findings that stay on with feedback off: without them nothing sensible can be written
 GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_iri", "not_found",
                     "unknown_tool"})
-# OM-2 magnitudes that cannot be negative (rates and temperatures can)
-NON_NEGATIVE_QUANTITIES = frozenset({
-    "Duration", "Mass", "Volume", "AmountOfSubstance", "Length", "Pressure", "Frequency",
-    "AmountOfSubstanceConcentration", "MassConcentration", "Density",
-})
 _QUANTITY_TEXT = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(\S.*?)\s*$")
 _QUANTITY_KEYS = {"value", "unit", "label"}
 _COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
@@ -313,9 +308,10 @@ class Draft:
                       hint="put qualitative values in 'label' and leave 'value' empty")
             self.add(node, quantity.value_property, Literal(str(item["value"])))
         else:
-            if value < 0 and local_name(quantity_iri) in NON_NEGATIVE_QUANTITIES:
+            if quantity.minimum is not None and value < quantity.minimum:
                 self.fail("range", f"{field}.value", value, f"a {quantity.label} cannot be "
-                          "negative")
+                          f"below {quantity.minimum:g} ({quantity.source})",
+                          allowed=(f">= {quantity.minimum:g}",))
             self.add(node, quantity.value_property, literal(value, None))
         unit_names = tuple(local_name(u) for u in quantity.units)
         spelling = item.get("unit")

@@ -117,6 +117,15 @@ class QuantityKind(Frozen):
     units: tuple[str, ...]  # allowed unit IRIs, sorted
     value_property: str  # e.g. om-2:hasNumericalValue
     unit_property: str  # e.g. om-2:hasUnit
+    minimum: float | None = None  # profile: lowest numerical value (0: cannot be negative)
+    source: Source
+
+
+class UnitAlias(Frozen):
+    """A unit spelling a profile adds to the alias tables (beside the shipped alias file)."""
+
+    spelling: str
+    unit: str
     source: Source
 
 
@@ -135,6 +144,7 @@ class OntologyIR(Frozen):
     unit_aliases: dict[str, str] = {}  # lower-cased spelling -> unit IRI
     # spellings whose case matters ("mM" is not "mm", "M" is not "m") -> unit IRI
     unit_spellings: dict[str, str] = {}
+    profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""

@@ -20,7 +20,13 @@ from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, TBoxGraph
 from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.owl import read_owl
 from kgctl.ontology.profile import Profile, profile_beside, read_profile
-from kgctl.ontology.quantities import aliases_beside, quantity_kinds, read_aliases, split_aliases
+from kgctl.ontology.quantities import (
+    aliases_beside,
+    profile_aliases,
+    quantity_kinds,
+    read_aliases,
+    split_aliases,
+)
 from kgctl.ontology.rdf_files import read_tbox
 
 # The bundled TWA T-Boxes, in load order (a class declared twice belongs to the first file).
@@ -75,7 +81,8 @@ def load_ir(
         key=rules.restriction_key,
     )
     quantities, units = quantity_kinds(graph, classes, profiles)
-    folded, cased = split_aliases(_aliases(paths, graph, units))
+    spellings, added = profile_aliases(profiles, _aliases(paths, graph, units), units)
+    folded, cased = split_aliases(spellings)
 
     return OntologyIR(
         ontologies=tuple(t.name for t in tboxes),
@@ -93,6 +100,7 @@ def load_ir(
         units=units,
         unit_aliases=folded,
         unit_spellings=cased,
+        profile_unit_aliases=added,
     )
 
 

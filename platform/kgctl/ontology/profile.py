@@ -23,7 +23,7 @@ from typing import Literal
 import yaml
 
 from kgctl.errors import InputError, OntologyError
-from kgctl.ontology.ir import Frozen, Source
+from kgctl.ontology.ir import Frozen, Source, UnitAlias
 
 PROFILE_SUFFIX = ".profile.yaml"
 # list key -> (min, max) of the cardinality rule it states
@@ -32,10 +32,11 @@ CARDINALITY_KEYS: dict[str, tuple[int, int | None]] = {
     "required": (1, None),
     "max_one": (0, 1),
 }
-TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities")
+TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases")
 CLASS_KEYS = ("abstract", "identity", "allowed_values", *CARDINALITY_KEYS)
 ORDERING_KEYS = ("container", "member", "order", "start", "contiguous")
 QUANTITY_KEYS = ("value_property", "unit_property", "kinds")
+KIND_KEYS = ("units", "minimum")  # a kind written as a mapping instead of its unit category
 IDENTITIES = ("occurrence", "label")
 
 
@@ -81,6 +82,7 @@ class QuantityEntry(Frozen):
     unit_category: str
     value_property: str
     unit_property: str
+    minimum: float | None = None
     source: Source
 
 
@@ -92,6 +94,7 @@ class Profile(Frozen):
     values: tuple[ValuesRule, ...] = ()
     orderings: tuple[OrderingEntry, ...] = ()
     quantities: tuple[QuantityEntry, ...] = ()
+    unit_aliases: tuple[UnitAlias, ...] = ()
     prefixes: dict[str, str] = {}
 
 
@@ -142,6 +145,11 @@ class _Reader:
             values=values,
             orderings=tuple(self.ordering(n) for n in self.sequence(top.get("orderings"))),
             quantities=self.quantities(top.get("quantities")),
+            unit_aliases=tuple(
+                UnitAlias(spelling=self.scalar(k), unit=self.iri(v), source=self.source(k))
+                for k, v in (self.mapping(top["unit_aliases"], None, "unit_aliases").items()
+                             if "unit_aliases" in top else ())
+            ),
         )
 
     def classes(self, node: yaml.Node | None):
@@ -216,16 +224,24 @@ class _Reader:
             if required not in body:
                 raise self.error(node, f"quantities needs {required!r}")
         value_prop, unit_prop = self.iri(body["value_property"]), self.iri(body["unit_property"])
-        return tuple(
-            QuantityEntry(
+        entries = []
+        for q, kind in self.mapping(body["kinds"], None, "kinds").items():
+            units, minimum = kind, None
+            if isinstance(kind, yaml.MappingNode):
+                spec = self.mapping(kind, KIND_KEYS, f"kind {self.scalar(q)}")
+                if "units" not in spec:
+                    raise self.error(kind, "a quantity kind needs 'units' (its unit category)")
+                units = spec["units"]
+                minimum = self.number(spec["minimum"]) if "minimum" in spec else None
+            entries.append(QuantityEntry(
                 quantity=self.iri(q),
-                unit_category=self.iri(u),
+                unit_category=self.iri(units),
                 value_property=value_prop,
                 unit_property=unit_prop,
+                minimum=minimum,
                 source=self.source(q),
-            )
-            for q, u in self.mapping(body["kinds"], None, "kinds").items()
-        )
+            ))
+        return tuple(entries)
 
     # -- node helpers -------------------------------------------------------------------------
 
@@ -277,6 +293,13 @@ class _Reader:
         if not text.lstrip("-").isdigit():
             raise self.error(node, f"expected an integer, got {text!r}")
         return int(text)
+
+    def number(self, node: yaml.Node) -> float:
+        text = self.scalar(node)
+        try:
+            return float(text)
+        except ValueError:
+            raise self.error(node, f"expected a number, got {text!r}") from None
 
     def choice(self, node: yaml.Node, options: tuple[str, ...]) -> str:
         text = self.scalar(node)

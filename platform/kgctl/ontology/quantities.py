@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kgctl.errors import OntologyError
 from kgctl.ontology.graph import RDFS, TBoxGraph
-from kgctl.ontology.ir import ClassInfo, QuantityKind, Unit
+from kgctl.ontology.ir import ClassInfo, QuantityKind, Unit, UnitAlias
 from kgctl.ontology.owl import local_name
 from kgctl.ontology.profile import Profile
 
@@ -50,6 +50,7 @@ def quantity_kinds(
                 units=tuple(u.iri for u in members),
                 value_property=entry.value_property,
                 unit_property=entry.unit_property,
+                minimum=entry.minimum,
                 source=entry.source,
             )
     return dict(sorted(kinds.items())), dict(sorted(units.items()))
@@ -71,6 +72,26 @@ def read_aliases(path: Path, graph: TBoxGraph, units: dict[str, Unit]) -> dict[s
         if iri in units:
             out[spelling] = iri
     return out
+
+
+def profile_aliases(
+    profiles: Sequence[Profile], spellings: dict[str, str], units: dict[str, Unit]
+) -> tuple[dict[str, str], tuple[UnitAlias, ...]]:
+    """The alias-file spellings plus those the profiles add. A profile alias must name a unit
+    of some quantity kind and may not send a spelling of the alias file to another unit."""
+    merged = dict(spellings)
+    added = []
+    for profile in profiles:
+        for alias in profile.unit_aliases:
+            if alias.unit not in units:
+                raise OntologyError(f"{alias.source}: unit alias {alias.spelling!r} names "
+                                    f"{local_name(alias.unit)}, not a unit of any quantity kind")
+            earlier = merged.setdefault(alias.spelling, alias.unit)
+            if earlier != alias.unit:
+                raise OntologyError(f"{alias.source}: unit alias {alias.spelling!r} already "
+                                    f"means {local_name(earlier)}")
+            added.append(alias)
+    return merged, tuple(sorted(added, key=lambda a: a.spelling))
 
 
 def split_aliases(spellings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
