@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from kgctl.errors import InputError, StoreError
@@ -233,7 +234,8 @@ class _progress:
     """A rich progress bar on stderr whose `advance(n)` sets or adds completed units."""
 
     def __init__(self, what: str, total: int | None) -> None:
-        self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), transient=True)
+        self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), transient=True,
+                            console=Console(stderr=True))
         self.task = self.bar.add_task(what, total=total)
 
     def __enter__(self):

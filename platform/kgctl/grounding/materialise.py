@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import NamedNode, Triple
 
+from kgctl.errors import InputError
 from kgctl.grounding.matcher import Candidate, LookupResult, Matcher, vote
 from kgctl.grounding.spec import GroundingSpec, SourceClass
 from kgctl.store import CallRecord, GraphStore, utc_now
@@ -53,10 +54,15 @@ def source_entities(store: GraphStore, paper: str, source: SourceClass
 
 def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
            names: list[str]) -> Decision:
-    results = tuple(matcher.lookup(n) for n in names if _usable(n))
+    results = []
+    for name in names:
+        try:
+            results.append(matcher.lookup(name))
+        except InputError:  # e.g. control characters: that name does not vote
+            continue
     match, votes = vote(results)
     return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
-                    match=match, votes=votes, results=results)
+                    match=match, votes=votes, results=tuple(results))
 
 
 def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers: list[str], *,
@@ -100,5 +106,3 @@ def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
     return True
 
 
-def _usable(name: str) -> bool:
-    return bool(name.strip()) and name.strip().upper() != "N/A"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
-from kgctl.errors import InputError
+from kgctl.errors import KgctlError
 from kgctl.grounding.matcher import Candidate, LookupResult, Matcher
 from kgctl.grounding.spec import IdentifierKind
 
@@ -37,20 +38,26 @@ def build_server(matcher: Matcher) -> MCPServer:
     @server.tool()
     def lookup_species(name: str, k: int = Field(default=10, ge=1, le=MAX_K)) -> LookupResult:
         """Ground one chemical name: accepted match or null, and the top-k candidates."""
-        return matcher.lookup(name, k=k)
+        try:
+            return matcher.lookup(name, k=k)
+        except KgctlError as exc:  # the client sees the reason as an is_error result
+            raise ToolError(str(exc)) from None
 
     @server.tool()
     def lookup_identifier(kind: IdentifierKind, value: str) -> IdentifierHits:
         """Species carrying an identifier (inchikey, inchi, smiles, cas, cid, formula)."""
-        return IdentifierHits(kind=kind, value=value,
-                              candidates=tuple(matcher.lookup_identifier(kind, value)))
+        try:
+            hits = matcher.lookup_identifier(kind, value)
+        except KgctlError as exc:
+            raise ToolError(str(exc)) from None
+        return IdentifierHits(kind=kind, value=value, candidates=tuple(hits))
 
     @server.tool()
     def describe_species(iri: str) -> SpeciesDescription:
         """Labels and identifiers of one reference species."""
         entity = index.entity_id.get(iri)
         if entity is None:
-            raise InputError(f"unknown species {iri!r}")
+            raise ToolError(f"unknown species {iri!r}")
         rows = (index.pair_entity == entity).nonzero()[0]
         labels = tuple(sorted({index.pair_text[i] for i in rows}))
         identifiers = {kind: sorted(v for v, es in values.items() if entity in es)
