@@ -45,18 +45,22 @@ def test_plan_steps_follow_the_tool_sets() -> None:
     assert "unique and contiguous from 1" in sequence.prompt
 
 
-def test_hints_add_verification_rules(tmp_path: Path) -> None:
+def test_profile_verify_texts_are_verification_rules(tmp_path: Path) -> None:
     ir = default_ir()
+    plan = compile_plan(ir)
+    assert "- Explicit cooling or another distinct thermal phase is a separate HeatChill" \
+        in plan.step("sequence").verify
+    assert "HeatChill" not in plan.step("core").verify
     hints_file = tmp_path / "hints.yaml"
-    hints_file.write_text(
-        "verify:\n  ontosyn:HeatChill: [Heating and cooling written in one sentence is one step]\n"
-        "read:\n  sequence: [procedure]\n", encoding="utf-8")
-    plan = compile_plan(ir, hints=load_hints(hints_file, ir))
-    assert "one sentence is one step" in plan.step("sequence").verify
-    assert "one sentence is one step" not in plan.step("core").verify
-    hints_file.write_text("verify:\n  ontosyn:NoSuchClass: [x]\n", encoding="utf-8")
-    with pytest.raises(InputError, match="unknown class 'ontosyn:NoSuchClass'"):
+    hints_file.write_text("read:\n  sequence: [procedure, workup]\n", encoding="utf-8")
+    hinted = compile_plan(ir, hints=load_hints(hints_file, ir))
+    assert "workup" in hinted.step("sequence").read and "workup" not in plan.step("core").read
+    hints_file.write_text("read:\n  nosuchstep: [x]\n", encoding="utf-8")
+    with pytest.raises(InputError, match="unknown step 'nosuchstep'"):
         load_hints(hints_file, ir)
+    hints_file.write_text("verify:\n  ontosyn:HeatChill: [x]\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not valid plan hints"):
+        load_hints(hints_file, ir)  # verification rules live in the profile
 
 
 def test_another_ontology_gives_its_own_plan() -> None:

@@ -42,7 +42,7 @@ def llm_options(func):
         click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
                      help="papers extracted in parallel."),
         click.option("--plan-hints", type=click.Path(path_type=Path),
-                     help="YAML with per-class verification rules and read hints."),
+                     help="YAML with extra section-title words to read per plan step."),
         click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=DEFAULT_LAMBDA,
                      show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
         click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "

@@ -27,7 +27,7 @@ from kgctl.ontology.summary import summary_lines
 @click.option("--plan", is_flag=True,
               help="Print the extraction plan (steps, tool sets, prompts) as JSON.")
 @click.option("--plan-hints", type=click.Path(path_type=Path),
-              help="YAML with per-class verification rules and read hints for --plan.")
+              help="YAML with extra section-title words to read per plan step, for --plan.")
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
     tools: bool, plan: bool, plan_hints: Path | None,

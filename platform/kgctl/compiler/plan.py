@@ -4,9 +4,9 @@ One plan step per tool set that creates entities, in the tool surface's order (f
 ontologies: syntheses and products -> their chemical inputs and outputs -> ordered steps with
 conditions -> the other ontologies' entities, e.g. characterisation and CBUs). Each step names
 its goal, what to read, the tools it may call (its own tool set plus linking and read tools;
-repair tools join in the verification pass), its prompt and its verification rules.
-Optional plan hints (YAML) add per-class verification rules and read hints, e.g. what counts
-as a separate synthesis step; without them the plan comes from the IR alone.
+repair tools join in the verification pass), its prompt and its verification rules: the hard
+rules of its tools plus each class's `verify` text from the profile (e.g. what counts as a
+separate synthesis step). Optional plan hints (YAML) add section-title words to read per step.
 
 >>> from kgctl.ontology import default_ir
 >>> plan = compile_plan(default_ir())
@@ -50,10 +50,9 @@ class Frozen(BaseModel):
 
 
 class PlanHints(Frozen):
-    """Optional text the T-Box does not carry: verification rules per class (CURIE or IRI) and
-    extra section-title words to read per tool set."""
+    """Optional extra section-title words to read per tool set (verification rules per class
+    are the profile's `verify` texts)."""
 
-    verify: dict[str, list[str]] = {}
     read: dict[str, list[str]] = {}
 
 
@@ -111,7 +110,7 @@ def compile_plan(
 
 
 def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
-    """Plan hints from YAML; class names may be CURIEs of the IR's prefixes."""
+    """Plan hints from YAML; a step id must be one of the IR's tool sets."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         hints = PlanHints.model_validate(data)
@@ -119,13 +118,12 @@ def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
         raise InputError(f"cannot read plan hints {path}: {exc.strerror}") from None
     except (yaml.YAMLError, ValidationError) as exc:
         raise InputError(f"{path}: not valid plan hints ({str(exc).splitlines()[0]})") from None
-    verify = {}
-    for name, rules in hints.verify.items():
-        iri = _expand(ir, name)
-        if iri not in ir.classes:
-            raise InputError(f"{path}: plan hints name an unknown class {name!r}")
-        verify[iri] = rules
-    return PlanHints(verify=verify, read=hints.read)
+    toolsets = compile_tools(ir).toolsets
+    for step in hints.read:
+        if step not in toolsets:
+            raise InputError(f"{path}: plan hints name an unknown step {step!r} "
+                             f"(steps: {', '.join(toolsets)})")
+    return hints
 
 
 def _creates(tools: list[ToolSpec]) -> bool:
@@ -145,7 +143,8 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
         *(w for label in labels for w in snake(label).split("_") if len(w) >= MIN_READ_WORD),
         *hints.read.get(toolset, []),
     ]))
-    extra = [rule for c in classes for rule in hints.verify.get(c, [])]
+    extra = [rule for c in classes if c in ir.classes
+             for rule in ir.classes[c].verify.splitlines()]
     return PlanStep(
         id=toolset, title=title, goal=goal, classes=classes, read=read,
         tools=(*(t.name for t in tools), *shared),
@@ -157,10 +156,3 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
 def _label(ir: OntologyIR, cls: str) -> str:
     info = ir.classes.get(cls)
     return info.label if info else local_name(cls)
-
-
-def _expand(ir: OntologyIR, name: str) -> str:
-    prefix, sep, rest = name.partition(":")
-    if sep and prefix in ir.prefixes and not rest.startswith("//"):
-        return ir.prefixes[prefix] + rest
-    return name

@@ -42,6 +42,8 @@ class ClassInfo(Frozen):
     # profile: "occurrence" = every creation mints a fresh node; "label" = reused within a paper
     # by normalised label (vessels, suppliers, devices, environments ...)
     identity: Literal["occurrence", "label"] = "occurrence"
+    # profile: what a verification pass checks for this class (prose for agents, not enforced)
+    verify: str = ""
     ontology: str = ""  # file it was declared in
     # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
     external: bool = False

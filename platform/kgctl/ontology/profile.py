@@ -33,7 +33,7 @@ CARDINALITY_KEYS: dict[str, tuple[int, int | None]] = {
     "max_one": (0, 1),
 }
 TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases")
-CLASS_KEYS = ("abstract", "identity", "allowed_values", *CARDINALITY_KEYS)
+CLASS_KEYS = ("abstract", "identity", "verify", "allowed_values", *CARDINALITY_KEYS)
 ORDERING_KEYS = ("container", "member", "order", "start", "contiguous")
 QUANTITY_KEYS = ("value_property", "unit_property", "kinds")
 KIND_KEYS = ("units", "minimum")  # a kind written as a mapping instead of its unit category
@@ -49,6 +49,7 @@ class ClassFlag(Frozen):
     iri: str
     abstract: bool | None = None
     identity: Literal["occurrence", "label"] | None = None
+    verify: str | None = None
     source: Source
 
 
@@ -159,7 +160,7 @@ class _Reader:
         for name, body in self.mapping(node, None, "classes").items() if node else ():
             cls = self.iri(name)
             rules = self.mapping(body, CLASS_KEYS, f"class {self.scalar(name)}")
-            if "abstract" in rules or "identity" in rules:
+            if {"abstract", "identity", "verify"} & set(rules):
                 flags.append(
                     ClassFlag(
                         iri=cls,
@@ -167,6 +168,7 @@ class _Reader:
                         identity=self.choice(rules["identity"], IDENTITIES)
                         if "identity" in rules
                         else None,
+                        verify=self.text(rules["verify"]) if "verify" in rules else None,
                         source=self.source(name),
                     )
                 )
@@ -281,6 +283,14 @@ class _Reader:
         if not isinstance(node, yaml.ScalarNode):
             raise self.error(node, "expected a single value")
         return str(node.value)
+
+    def text(self, node: yaml.Node) -> str:
+        """A non-empty prose value: one rule per line, each line's spacing collapsed."""
+        lines = (" ".join(line.split()) for line in self.scalar(node).splitlines())
+        text = "\n".join(line for line in lines if line)
+        if not text:
+            raise self.error(node, "expected a non-empty text")
+        return text
 
     def boolean(self, node: yaml.Node) -> bool:
         text = self.scalar(node).lower()
