@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import socket
 import statistics
 import subprocess
@@ -143,6 +144,7 @@ def start_server(store_dir: Path, port: int) -> subprocess.Popen:
 
 
 def main() -> None:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # no line per request
     mix = workload()
     total = CLIENTS * QUERIES_PER_CLIENT
     base_lat, base_s = baseline(mix)
