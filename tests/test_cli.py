@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from click.testing import CliRunner
+
 from kgctl import __version__
 from kgctl.cli import SUBCOMMANDS, LazyGroup, cli
 from kgctl.errors import DataRejected, InputError
