@@ -132,14 +132,19 @@ class _View:
     def field_args(self, cls: str, *, depth: int, skip: frozenset[str] = frozenset()
                    ) -> tuple[ArgSpec, ...]:
         """One argument per property whose domain admits `cls` (writes `cls --p--> value`)."""
+        key = self.ir.classes[cls].key
         args = [ArgSpec(name="label", kind="label", property=RDFS_LABEL,
-                        required=self.is_label_class(cls),
+                        required=self.is_label_class(cls) and key is None,
                         description="name of this entity as written in the paper")]
         for prop in self.ir.properties_of(cls):
             if (prop.iri in skip or prop.iri in self.member_props or prop.kind == "annotation"
                     or prop.iri in self.measure_props):
                 continue
             arg = self.property_arg(cls, prop, depth=depth)
+            if arg is not None and prop.iri == key:
+                arg = arg.model_copy(update={"required": True, "description": (
+                    f"{arg.description} (identifies the {self._label(cls)}: the same value "
+                    "is the same entity)")})
             if arg is not None:
                 args.append(arg)
         return tuple(self.unique_names(args))
@@ -182,6 +187,10 @@ class _View:
             fields = self.field_args(targets[0], depth=depth + 1)
             if label_mode and len(fields) == 1:  # a name and nothing else: a plain string
                 fields = ()
+        key = self.ir.classes[targets[0]].key if label_mode and len(targets) == 1 else None
+        if key is not None:
+            common["description"] += (f" (a text is its {self.ir.properties[key].label}; "
+                                      "found or created by it)")
         return ArgSpec(kind="node", node_mode="label" if label_mode else "occurrence",
                        classes=targets, fields=fields, enum=names.values if names else (),
                        **common)

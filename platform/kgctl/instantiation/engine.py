@@ -45,7 +45,8 @@ class Instantiator:
 
     def index(self, paper_id: str) -> PaperIndex:
         if paper_id not in self._indexes:
-            self._indexes[paper_id] = PaperIndex.load(self.store, paper_id)
+            keys = {c.key for c in self.ir.classes.values() if c.key is not None}
+            self._indexes[paper_id] = PaperIndex.load(self.store, paper_id, key_properties=keys)
         return self._indexes[paper_id]
 
     def _next_seq(self, paper_id: str) -> int:
@@ -187,6 +188,8 @@ class Instantiator:
                 draft.fail("required_missing", "value", None, f"{self.ir.curie(prop)} is "
                            "required on this entity; give a new value")
             return
+        if self.ir.classes[cls].key == prop:
+            self.check_key_free(draft, entity, cls, prop, value)
         rule = next((r for r in self.ir.orderings if r.order_property == prop), None)
         if rule is not None:
             container = self._container_of(draft, entity, rule)
@@ -227,6 +230,15 @@ class Instantiator:
             draft.fail("order_gap", field, value, f"order {value} would leave a gap after "
                        f"{expected - 1}", allowed=(expected,),
                        hint=f"orders are contiguous from {rule.start}")
+
+    def check_key_free(self, draft: Draft, entity: str, cls: str, prop: str, value: Any) -> None:
+        """A natural key value identifies one entity: no other entity of the class holds it."""
+        others = tuple(sorted(i for i in draft.index.find_key(prop, str(value))
+                              if i != entity and cls in draft.index.types.get(i, ())))
+        if others:
+            draft.fail("duplicate", "value", value, f"another {self.ir.classes[cls].label} "
+                       f"already has this {self.ir.curie(prop)}, which identifies it",
+                       allowed=others, hint="link that entity instead, or delete one of them")
 
     def check_room(self, draft: Draft, subject: str, prop: str, field: str) -> None:
         """Max-one: `subject` may take another value of `prop`."""

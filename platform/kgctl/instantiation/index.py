@@ -1,4 +1,5 @@
-"""What a paper holds, for resolving references fast: classes and labels of its entities.
+"""What a paper holds, for resolving references fast: classes, labels and natural-key values
+of its entities.
 
 Loaded once per paper from the store, then kept current from the triples each accepted call
 writes (the server owns the store, so no other writer changes the paper under it).
@@ -22,17 +23,22 @@ MIN_SCORE = 50  # rapidfuzz WRatio below which a label is not offered
 
 _ENTITIES = (f"SELECT ?s ?t ?l WHERE {{ ?s <{RDF_TYPE}> ?t "
              f"OPTIONAL {{ ?s <{RDFS_LABEL}> ?l }} }}")
+_KEYED = "SELECT ?s ?v WHERE { ?s ?p ?v }"
 
 
 class PaperIndex:
-    def __init__(self) -> None:
+    def __init__(self, key_properties: Iterable[str] = ()) -> None:
         self.types: dict[str, set[str]] = defaultdict(set)
         self.labels: dict[str, set[str]] = defaultdict(set)
         self.by_label: dict[str, set[str]] = defaultdict(set)
+        self.key_properties = frozenset(key_properties)
+        # (key property, normalised value) -> entities holding it
+        self.by_key: dict[tuple[str, str], set[str]] = defaultdict(set)
 
     @classmethod
-    def load(cls, store: GraphStore, paper_id: str) -> PaperIndex:
-        index = cls()
+    def load(cls, store: GraphStore, paper_id: str, *,
+             key_properties: Iterable[str] = ()) -> PaperIndex:
+        index = cls(key_properties)
         if paper_id in store.papers():
             for row in store.query(_ENTITIES, paper_id=paper_id):
                 subject = row["s"]
@@ -40,6 +46,10 @@ class PaperIndex:
                     index.types[subject.value].add(row["t"].value)
                     if row["l"] is not None:
                         index._add_label(subject.value, row["l"].value)
+            for prop in sorted(index.key_properties):
+                for row in store.query(_KEYED, bindings={"p": NamedNode(prop)},
+                                       paper_id=paper_id):
+                    index.by_key[(prop, normalise_label(row["v"].value))].add(row["s"].value)
         return index
 
     def _add_label(self, iri: str, label: str) -> None:
@@ -57,15 +67,24 @@ class PaperIndex:
             elif p == RDFS_LABEL:
                 self.labels[s].discard(t.object.value)
                 self.by_label[normalise_label(t.object.value)].discard(s)
+            elif p in self.key_properties:
+                self.by_key[(p, normalise_label(t.object.value))].discard(s)
         for t in insert:
             s, p = t.subject.value, t.predicate.value
             if p == RDF_TYPE:
                 self.types[s].add(t.object.value)
             elif p == RDFS_LABEL:
                 self._add_label(s, t.object.value)
+            elif p in self.key_properties:
+                self.by_key[(p, normalise_label(t.object.value))].add(s)
 
     def find_label(self, label: str) -> set[str]:
         return {iri for iri in self.by_label.get(normalise_label(label), ()) if iri in self.types}
+
+    def find_key(self, prop: str, value: str) -> set[str]:
+        """Entities whose key property `prop` has `value` (compared normalised, like labels)."""
+        return {iri for iri in self.by_key.get((prop, normalise_label(value)), ())
+                if iri in self.types}
 
     def label_of(self, iri: str) -> str:
         return min(self.labels.get(iri) or {""})

@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.spec import ArgSpec
+from kgctl.compiler.tools import property_arg
 from kgctl.instantiation.findings import Finding
 from kgctl.instantiation.index import RDF_TYPE, RDFS_LABEL, PaperIndex
 from kgctl.instantiation.values import (
@@ -60,6 +61,7 @@ class Draft:
         self.changed: list[str] = []  # existing entities this call changes
         self._minted = 0
         self._named: dict[tuple[str, str], str] = {}  # (class, normalised label) -> IRI
+        self._keyed: dict[tuple[str, str], str] = {}  # (class, normalised key value) -> IRI
 
     # -- bookkeeping ------------------------------------------------------------------------
     def fail(self, code: str, field: str, value: Any, message: str, *,
@@ -117,6 +119,7 @@ class Draft:
         Planned in a scratch draft, so nothing of it reaches this one."""
         scratch = Draft(self.ir, self.store, self.index, self.pid, seq=self.seq, feedback=True)
         scratch._named, scratch._minted = dict(self._named), self._minted
+        scratch._keyed = dict(self._keyed)
         scratch.insert = list(self.insert)
         start = len(scratch.insert)
         scratch.value(subject, cls, arg, item, "")
@@ -339,7 +342,9 @@ class Draft:
         if isinstance(item, dict):
             return self.new_node(arg, item, field)
         if arg.node_mode == "label" and isinstance(item, str) and not looks_like_iri(item):
-            return self.named(arg.classes[0], arg, {"label": item}, field)
+            key = self.key_arg(arg.classes[0], arg)
+            return self.named(arg.classes[0], arg,
+                              {key.name if key else "label": item}, field)
         return self.resolve(field, item, arg.classes)
 
     def enum_node(self, arg: ArgSpec, item: Any, field: str) -> str | None:
@@ -368,7 +373,10 @@ class Draft:
         return node
 
     def named(self, cls: str, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
-        """Find or create a label-identified node by (class, normalised label)."""
+        """Find or create a label-identified node by (class, normalised label), or by
+        (class, normalised key value) when the class has a natural key."""
+        if self.ir.classes[cls].key is not None:
+            return self.keyed(cls, arg, item, field)
         label = self.text(f"{field}.label" if len(item) > 1 else field, item.get("label"))
         if label is None:
             if "label" not in item:
@@ -396,4 +404,58 @@ class Draft:
         self.add(node, RDFS_LABEL, Literal(label))
         fields = tuple(a for a in arg.fields if a.kind != "label")
         self.fill(node, cls, fields, rest, field + ".")
+        return node
+
+    def key_arg(self, cls: str, arg: ArgSpec) -> ArgSpec | None:
+        """The argument spec of `cls`'s natural key (None when the class has none)."""
+        key = self.ir.classes[cls].key
+        if key is None:
+            return None
+        return next((a for a in arg.fields if a.property == key), None) or property_arg(
+            self.ir, cls, key)
+
+    def keyed(self, cls: str, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
+        """Find or create a node of a class with a natural key by its normalised key value;
+        the label is an optional name, and a further name given for a found node is added
+        (names of one entity are aliases)."""
+        spec = self.key_arg(cls, arg)
+        if spec is None:
+            return None
+        where = f"{field}.{spec.name}" if len(item) > 1 or spec.name not in item else field
+        raw = item.get(spec.name)
+        if raw is None:
+            self.fail("required_missing", f"{field}.{spec.name}", None, f"'{spec.name}' "
+                      f"identifies a {self.ir.classes[cls].label} and is required",
+                      hint="give the value that identifies it; the label is optional")
+            return None
+        if isinstance(raw, str) and self.text(where, raw) is None:
+            return None
+        value, problem = coerce_literal(raw, spec.datatype)
+        if problem:
+            self.fail("datatype", where, raw, problem)
+            return None
+        norm = normalise_label(str(value))
+        label = item.get("label")
+        if label is not None:
+            label = self.text(f"{field}.label", label)
+            if label is None:
+                return None
+        fields = arg.fields or (spec,)
+        rest = {k: v for k, v in item.items() if k not in ("label", spec.name)}
+        node = self._keyed.get((cls, norm)) or next(iter(sorted(
+            iri for iri in self.index.find_key(spec.property or "", str(value))
+            if cls in self.index.types.get(iri, ()))), None)
+        if node is None:
+            node = self.mint(cls, key=norm)
+            self.fill(node, cls, tuple(a for a in fields if a.kind != "label"),
+                      {k: v for k, v in item.items() if k != "label"}, field + ".")
+        elif rest:
+            self.fill(node, cls, fields, rest, field + ".", existing=True)
+        self._keyed[(cls, norm)] = node
+        if label is not None:
+            self._named.setdefault((cls, normalise_label(label)), node)
+            names = {normalise_label(str(o.value))
+                     for o in self.existing_values(node, RDFS_LABEL)}
+            if normalise_label(label) not in names:
+                self.add(node, RDFS_LABEL, Literal(label))
         return node

@@ -42,6 +42,10 @@ class ClassInfo(Frozen):
     # profile: "occurrence" = every creation mints a fresh node; "label" = reused within a paper
     # by normalised label (vessels, suppliers, devices, environments ...)
     identity: Literal["occurrence", "label"] = "occurrence"
+    # profile: natural key of a reused class: found-or-created and minted by the normalised value
+    # of this datatype property instead of by label (the label becomes an optional name)
+    key: str | None = None
+    key_source: Source | None = None
     # profile: what a verification pass checks for this class (prose for agents, not enforced)
     verify: str = ""
     ontology: str = ""  # file it was declared in

@@ -84,7 +84,7 @@ def load_ir(
     spellings, added = profile_aliases(profiles, _aliases(paths, graph, units), units)
     folded, cased = split_aliases(spellings)
 
-    return OntologyIR(
+    ir = OntologyIR(
         ontologies=tuple(t.name for t in tboxes),
         prefixes=dict(sorted(prefixes.items())),
         top_level=_top_level(profiles),
@@ -102,6 +102,8 @@ def load_ir(
         unit_spellings=cased,
         profile_unit_aliases=added,
     )
+    rules.check_keys(ir)
+    return ir
 
 
 @cache

@@ -17,6 +17,7 @@ from kgctl.ontology.ir import (
     Cardinality,
     ClassInfo,
     Enumeration,
+    OntologyIR,
     OrderingRule,
     PropertyInfo,
     Restriction,
@@ -89,6 +90,9 @@ def check_names(
         need_class(named.iri, named.source)
     for flag in profile.flags:
         need_class(flag.iri, flag.source)
+        if flag.key is not None and flag.key_source is not None:
+            need_property(flag.key, flag.key_source, "datatype")
+            need_applicable(flag.iri, flag.key, flag.key_source)
     for rule in (*profile.cardinalities, *profile.values):
         need_class(rule.on_class, rule.source)
         need_property(rule.on_property, rule.source)
@@ -107,8 +111,8 @@ def check_names(
 def apply_flags(
     classes: dict[str, ClassInfo], profiles: Sequence[Profile], curie: Curie
 ) -> dict[str, ClassInfo]:
-    """Set `abstract`, `identity` and `verify` from the profiles; two profiles disagreeing is
-    an error."""
+    """Set `abstract`, `identity`, `key` and `verify` from the profiles; two profiles
+    disagreeing is an error."""
     out = dict(classes)
     said: dict[tuple[str, str], tuple[object, Source]] = {}
     for profile in profiles:
@@ -116,7 +120,7 @@ def apply_flags(
             update = {
                 k: v
                 for k, v in (("abstract", flag.abstract), ("identity", flag.identity),
-                             ("verify", flag.verify))
+                             ("key", flag.key), ("verify", flag.verify))
                 if v is not None
             }
             for name, value in update.items():
@@ -126,6 +130,8 @@ def apply_flags(
                         f"{flag.source}: {name} of {curie(flag.iri)} is {value}, "
                         f"but {earlier[1]} says {earlier[0]}"
                     )
+            if flag.key is not None:
+                update["key_source"] = flag.key_source
             out[flag.iri] = out[flag.iri].model_copy(update=update)
     return out
 
@@ -173,6 +179,16 @@ def merge_cardinalities(
             bounds = [b for owner in lineage for b in stated.get((owner, prop), ())]
             merged.append(_merge(cls, prop, bounds, curie))
     return tuple(merged)
+
+
+def check_keys(ir: OntologyIR) -> None:
+    """A natural key must hold one value per instance (max-one), or it identifies nothing."""
+    for cls, info in ir.classes.items():
+        if info.key is not None and ir.cardinality(cls, info.key).max != 1:
+            raise OntologyError(
+                f"{info.key_source}: key {ir.curie(info.key)} of {ir.curie(cls)} must be "
+                f"max-one (add it to max_one)"
+            )
 
 
 def merge_enumerations(

@@ -21,7 +21,8 @@ def summary_lines(ir: OntologyIR) -> list[str]:
         f"ontologies: {', '.join(ir.ontologies)}",
         f"classes: {len(declared)} declared, {len(ir.classes) - len(declared)} external, "
         f"{sum(c.abstract for c in declared)} abstract, "
-        f"{sum(c.identity == 'label' for c in declared)} identified by label",
+        f"{sum(c.identity == 'label' and c.key is None for c in declared)} identified by label, "
+        f"{sum(c.key is not None for c in declared)} by a key property",
         f"properties: {len(ir.properties)} "
         f"({kinds['object']} object, {kinds['datatype']} datatype, "
         f"{kinds['annotation']} annotation)",
