@@ -73,3 +73,24 @@ def test_oracle_unknown_paper_is_a_clear_error(tmp_path):
                                       "--paper", "no-such-paper"])
     assert result.exit_code == 2
     assert "no-such-paper" in result.output and "Traceback" not in result.output
+
+
+UNNAMED_CBUS = "10.1021_ic402428m"  # one CBU formula unnamed in three MOPs, named in a fourth
+SHARED_PRODUCT = "10.1002_chem.201604264"  # three syntheses (and three MOPs) of one product
+
+
+def test_oracle_keys_cbus_by_formula_and_spreads_mops_over_a_shared_product(tmp_path):
+    args = ["eval", "oracle", "--store", str(tmp_path / "kg"), "--paper", UNNAMED_CBUS,
+            "--paper", SHARED_PRODUCT, "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["papers"][SHARED_PRODUCT]["cbu"]["f1"] == 1.0
+    unnamed = report["papers"][UNNAMED_CBUS]["cbu"]
+    assert (unnamed["fn"], unnamed["fp"]) == (0, 3)  # no formula read back as a name
+    findings = [f for f in report["oracle"]["findings"] if f["category"] == "cbu"]
+    assert [f["field"] for f in findings] == [
+        f"synthesisProcedures[{i}].cbuSpeciesNames1" for i in (1, 2, 3)]
+    assert all(f["paper"] == UNNAMED_CBUS and "named in another MOP" in f["reason"]
+               for f in findings)
+    assert report["oracle"]["rejected"] == 0

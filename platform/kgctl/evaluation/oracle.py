@@ -25,6 +25,7 @@ from kgctl.errors import InputError
 from kgctl.evaluation.loader import CATEGORIES
 from kgctl.evaluation.values import is_empty
 from kgctl.store.base import GraphStore
+from kgctl.store.iris import normalise_label
 from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.store.trace import trace_jsonl
 
@@ -159,11 +160,11 @@ class _Agent:
         self.calls = 0
         self.rejected = 0
         self.outputs: dict[str, str] = {}  # CCDC number -> ChemicalOutput IRI
+        self.hosts: dict[str, list[str]] = {}  # CCDC number -> every output with it, in order
         self.syntheses: dict[str, str] = {}  # CCDC number -> ChemicalSynthesis IRI
         self.claimed: set[str] = set()  # syntheses already given their chemicals record
         self.output_of: dict[str, str] = {}  # synthesis IRI -> output IRI
         self.required: dict[str, frozenset[str]] = {}
-        self.cbu_formulas: dict[str, str] = {}  # CBU label key -> its formula
         self.product_names: dict[str, list[str]] = {}  # output IRI -> product names written
         self.represented: set[str] = set()  # outputs already represented by a MOP
 
@@ -225,6 +226,7 @@ class _Agent:
                                                     "ccdc_number_value": [ccdc]},
                                 category="steps", field=f"Synthesis[{i}].productCCDCNumber")
                 self.outputs.setdefault(ccdc_key(ccdc), out)
+                self.hosts.setdefault(ccdc_key(ccdc), []).append(out)
                 self.syntheses.setdefault(ccdc, synthesis)
             for step in syn.get("steps", []):
                 (step_type, body), = step.items()
@@ -262,6 +264,8 @@ class _Agent:
                 output: dict[str, Any] = {"label": names[0] if names else f"product of {i}"}
                 if names:
                     output["product_name"] = names
+                if not is_empty(first.get("chemicalFormula")):
+                    output["ontosyn_chemical_formula"] = first["chemicalFormula"]
                 iris = await self.call("create_chemical_synthesis", {
                     "label": proc.get("procedureName") or f"procedure {i}",
                     "chemical_output": output}, category="chemicals", field=where)
@@ -275,7 +279,8 @@ class _Agent:
                                                         "ccdc_number_value": [ccdc]},
                                     category="chemicals", field=f"{where}.CCDCNumber")
                     self.outputs.setdefault(ccdc_key(ccdc), iris[1])
-            if not is_empty(first.get("chemicalFormula")):
+                    self.hosts.setdefault(ccdc_key(ccdc), []).append(iris[1])
+            elif not is_empty(first.get("chemicalFormula")):  # an output the steps made
                 await self.call("update_property", {
                     "entity": self.output_of[synthesis], "property": "ontosyn:hasChemicalFormula",
                     "value": first["chemicalFormula"]}, category="chemicals",
@@ -395,6 +400,11 @@ class _Agent:
 
     # cbu -----------------------------------------------------------------------------------
     async def cbu(self, doc: dict[str, Any]) -> None:
+        named = {normalise_label(str(mop[f"cbuFormula{n}"]))
+                 for mop in doc.get("synthesisProcedures", [])
+                 for n in range(1, _cbu_count(mop) + 1)
+                 if not is_empty(mop.get(f"cbuFormula{n}"))
+                 and any(not is_empty(x) for x in mop.get(f"cbuSpeciesNames{n}") or [])}
         for i, mop in enumerate(doc.get("synthesisProcedures", []), start=1):
             where = f"synthesisProcedures[{i}]"
             ccdc = mop.get("mopCCDCNumber")
@@ -403,21 +413,19 @@ class _Agent:
             for n in range(1, _cbu_count(mop) + 1):
                 formula = mop.get(f"cbuFormula{n}")
                 names = [x for x in mop.get(f"cbuSpeciesNames{n}") or [] if not is_empty(x)]
-                if is_empty(formula) and not names:
+                if is_empty(formula):
+                    if names:
+                        self.finding("cbu", f"{where}.cbuSpeciesNames{n}", names,
+                                     "a CBU is identified by its formula and none is given")
                     continue
-                if not names:
+                unit: dict[str, Any] = {"cbu_formula": formula}
+                if names:
+                    unit["label"] = names[0]
+                elif normalise_label(str(formula)) in named:
                     self.finding("cbu", f"{where}.cbuSpeciesNames{n}", formula,
-                                 "a CBU needs a label and none is given: the formula stands in "
-                                 "and reads back as its name")
-                label = self.cbu_label(names or [str(formula)], formula)
-                if label is None:
-                    self.finding("cbu", f"{where}.cbuFormula{n}", formula,
-                                 "a CBU is identified by its label: every name given is "
-                                 "already the label of a CBU with another formula")
-                    continue
-                unit: dict[str, Any] = {"label": label}
-                if not is_empty(formula):
-                    unit["cbu_formula"] = formula
+                                 "unnamed here, named in another MOP of the paper: a CBU is "
+                                 "one entity per paper (found by its formula), so its names "
+                                 "read back here too")
                 units.append(unit)
             output = self.mop_host(ccdc)
             if output is None:
@@ -434,23 +442,17 @@ class _Agent:
                 args["chemical_building_unit"] = units
             await self.call("add_is_represented_by", args, category="cbu", field=where)
 
-
     def mop_host(self, ccdc: Any) -> str | None:
-        """The product a MOP represents: by CCDC number; a MOP without one goes to the first
-        product (in creation order) without a CCDC number and not yet represented."""
+        """The product a MOP represents: the first one (in creation order) with its CCDC number
+        not yet represented (several syntheses may make one product), else the first with it;
+        a MOP without a CCDC number goes to the first product without one not yet represented."""
         if not is_empty(ccdc):
-            return self.outputs.get(ccdc_key(ccdc))
-        with_ccdc = set(self.outputs.values())
+            hosts = self.hosts.get(ccdc_key(ccdc), [])
+            return next((o for o in hosts if o not in self.represented),
+                        hosts[0] if hosts else None)
+        with_ccdc = {o for hosts in self.hosts.values() for o in hosts}
         return next((o for o in self.product_names
                      if o not in with_ccdc and o not in self.represented), None)
-
-    def cbu_label(self, names: list[str], formula: Any) -> str | None:
-        """The first name not yet the label of a CBU with a different formula."""
-        for name in names:
-            known = self.cbu_formulas.setdefault(label_key(name), str(formula))
-            if known == str(formula):
-                return name
-        return None
 
 
 def _devices(group: dict[str, Any]) -> dict[str, Any]:
@@ -552,15 +554,6 @@ def ccdc_key(number: str) -> str:
     True
     """
     return "".join(c for c in str(number) if c.isalnum())
-
-
-def label_key(label: str) -> str:
-    """Case- and punctuation-blind key of a label (how label-identified nodes collide).
-
-    >>> label_key("KBr") == label_key("kbr")
-    True
-    """
-    return "".join(c for c in label.casefold() if c.isalnum())
 
 
 def without_field(args: dict[str, Any], path: str, *,
