@@ -441,7 +441,8 @@ def render_iri(iri: str, prefixes: dict[str, str]) -> str:
 def prune(query: SelectQuery) -> SelectQuery:
     """Drop dead patterns, only where that cannot change the answer: repeated elements, and
     OPTIONAL blocks binding nothing used elsewhere when the query is DISTINCT and ungrouped
-    (an OPTIONAL never removes rows; DISTINCT absorbs the rows it could duplicate).
+    (an OPTIONAL never removes rows; DISTINCT absorbs the rows it could duplicate); then
+    put required patterns first where that is safe (:func:`hoist_required`).
 
     >>> t = Triple(s=Var(name="a"), p=Path.of("http://ex.org/p"), o=Var(name="b"))
     >>> o = Optional(group=Group(items=(Triple(s=Var(name="a"), p=Path.of("http://ex.org/q"),
@@ -475,7 +476,45 @@ def prune(query: SelectQuery) -> SelectQuery:
                     continue
             kept.append(item)
         items = kept
-    return query.model_copy(update={"where": Group(items=tuple(items))})
+    return query.model_copy(update={"where": Group(items=hoist_required(items))})
+
+
+def hoist_required(items: list[Element] | tuple[Element, ...]) -> tuple[Element, ...]:
+    """Move each required pattern (triple, VALUES) ahead of the OPTIONAL / MINUS blocks and
+    FILTERs before it, as far as the answer cannot change: past an OPTIONAL or MINUS only when
+    the pattern shares no variable with the block that the patterns before the block may leave
+    unbound ((A OPT B) JOIN C = (A JOIN C) OPT B when vars(C) & vars(B) lie in vars(A); FILTERs
+    apply to the whole group). Otherwise engines join the required pattern after a left join,
+    which on a large graph turns a millisecond step into seconds.
+
+    >>> a = Triple(s=Var(name="s"), p=Path.of("http://ex.org/p"), o=Var(name="x"))
+    >>> o = Optional(group=Group(items=(Triple(s=Var(name="s"), p=Path.of("http://ex.org/q"),
+    ...                                        o=Var(name="y")),)))
+    >>> c = Triple(s=Var(name="s"), p=Path.of("http://ex.org/r"), o=Var(name="z"))
+    >>> [i.kind for i in hoist_required([a, o, c])]
+    ['triple', 'triple', 'optional']
+    >>> d = Triple(s=Var(name="y"), p=Path.of("http://ex.org/r"), o=Var(name="z"))
+    >>> [i.kind for i in hoist_required([a, o, d])]
+    ['triple', 'optional', 'triple']
+    """
+    out: list[Element] = []
+    for item in items:
+        at = len(out)
+        if isinstance(item, Triple | Values):
+            while at and _can_pass(item, out[at - 1], out[:at - 1]):
+                at -= 1
+        out.insert(at, item)
+    return tuple(out)
+
+
+def _can_pass(item: Triple | Values, block: Element, before: list[Element]) -> bool:
+    if isinstance(block, Filter):
+        return True
+    if not isinstance(block, Optional | Minus):
+        return False
+    bound = set().union(*(b.variables() for b in before if isinstance(b, Triple) or (
+        isinstance(b, Values) and all(c is not None for row in b.rows for c in row))))
+    return not (item.variables() & (block.group.variables() - bound))
 
 
 def _with_prefixes(prefixes: tuple[tuple[str, str], ...], lines: list[str]) -> str:
