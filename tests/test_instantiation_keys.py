@@ -1,5 +1,6 @@
 """Classes with a natural key (the bundled CBU, keyed by its formula) through a real MCP
-session: found-or-created and minted by the normalised key, label optional, names added."""
+session: found-or-created and minted by the normalised key (case kept: "[CU2]" is not
+"[Cu2]"), label optional, names added."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mcp import Client
 from kgctl.instantiation.server import build_server
 from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
-from kgctl.store.iris import mint_iri, normalise_label
+from kgctl.store.iris import mint_iri
 
 PAPER = "p1"
 MOPS = "https://www.theworldavatar.com/kg/ontomops/"
@@ -58,20 +59,20 @@ def test_keyed_class_is_found_by_key_with_optional_label() -> None:
                 seen["unnamed"] = await _call(client, "add_is_represented_by",
                                               _mop("cage 1", {"cbu_formula": "[Cu2]"}))
                 seen["again"] = await _call(client, "add_is_represented_by", _mop(
-                    "cage 2", {"cbu_formula": " [cu2] ", "label": "paddlewheel"},
-                    "[(C6H4)(CO2)2]"))
+                    "cage 2", {"cbu_formula": " [Cu2] ", "label": "paddlewheel"},
+                    "[(C6H4)(CO2)2]", {"cbu_formula": "[CU2]"}))
                 seen["same name"] = await _call(client, "add_is_represented_by", _mop(
                     "cage 3", {"cbu_formula": "[Zr3O]", "label": "paddlewheel"}))
                 before = canonical_nquads(store, PAPER)
                 seen["no key"] = await _call(client, "add_is_represented_by",
                                              _mop("cage 4", {"label": "linker"}))
-                zr = mint_iri(PAPER, CBU, normalise_label("[Zr3O]")).value
+                zr = mint_iri(PAPER, CBU, "[Zr3O]", exact=True).value
                 seen["taken key"] = await _call(client, "update_property", {
-                    "entity": zr, "property": "ontomops:hasCBUFormula", "value": "[CU2]"})
+                    "entity": zr, "property": "ontomops:hasCBUFormula", "value": "[Cu2]"})
                 seen["unchanged"] = canonical_nquads(store, PAPER) == before
             else:  # a new server loads the keys from the store
                 seen["reloaded"] = await _call(client, "add_is_represented_by", _mop(
-                    "cage 4", {"cbu_formula": "[CU2]", "label": "Cu paddlewheel"}))
+                    "cage 4", {"cbu_formula": "[Cu2]", "label": "Cu paddlewheel"}))
 
     anyio.run(lambda: session(first=True))
     anyio.run(lambda: session(first=False))
@@ -79,7 +80,7 @@ def test_keyed_class_is_found_by_key_with_optional_label() -> None:
     unit = seen["schema"]["$defs"]
     item = next(v for k, v in unit.items() if k.endswith("ChemicalBuildingUnit"))
     assert item["required"] == ["cbu_formula"]
-    cu2 = mint_iri(PAPER, CBU, normalise_label("[Cu2]")).value
+    cu2 = mint_iri(PAPER, CBU, "[Cu2]", exact=True).value
     assert seen["unnamed"] == (False, seen["unnamed"][1]) and cu2 in seen["unnamed"][1]["iris"]
     assert not seen["again"][0] and not seen["same name"][0] and not seen["reloaded"][0]
     error, envelope = seen["no key"]
@@ -89,7 +90,8 @@ def test_keyed_class_is_found_by_key_with_optional_label() -> None:
     assert error and envelope["code"] == "duplicate" and envelope["allowed"] == [cu2]
     assert seen["unchanged"]
     cbus = _cbus(store)
-    assert len(cbus) == 3  # [Cu2] once (three spellings), the linker, [Zr3O]
+    assert len(cbus) == 4  # [Cu2] once (two spacings), [CU2] apart, the linker, [Zr3O]
+    assert {"[CU2]"} in [f for f, _ in cbus.values()]
     assert cbus[cu2] == ({"[Cu2]"}, {"paddlewheel", "Cu paddlewheel"})
     named = sorted(c for c, (_, labels) in cbus.items() if "paddlewheel" in labels)
     assert len(named) == 2  # a shared name does not merge CBUs with different formulas

@@ -14,7 +14,7 @@ from pyoxigraph import NamedNode, Triple
 from rapidfuzz import fuzz, process
 
 from kgctl.store.base import GraphStore
-from kgctl.store.iris import normalise_label
+from kgctl.store.iris import normalise_key, normalise_label
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -49,7 +49,7 @@ class PaperIndex:
             for prop in sorted(index.key_properties):
                 for row in store.query(_KEYED, bindings={"p": NamedNode(prop)},
                                        paper_id=paper_id):
-                    index.by_key[(prop, normalise_label(row["v"].value))].add(row["s"].value)
+                    index.by_key[(prop, normalise_key(row["v"].value))].add(row["s"].value)
         return index
 
     def _add_label(self, iri: str, label: str) -> None:
@@ -68,7 +68,7 @@ class PaperIndex:
                 self.labels[s].discard(t.object.value)
                 self.by_label[normalise_label(t.object.value)].discard(s)
             elif p in self.key_properties:
-                self.by_key[(p, normalise_label(t.object.value))].discard(s)
+                self.by_key[(p, normalise_key(t.object.value))].discard(s)
         for t in insert:
             s, p = t.subject.value, t.predicate.value
             if p == RDF_TYPE:
@@ -76,14 +76,14 @@ class PaperIndex:
             elif p == RDFS_LABEL:
                 self._add_label(s, t.object.value)
             elif p in self.key_properties:
-                self.by_key[(p, normalise_label(t.object.value))].add(s)
+                self.by_key[(p, normalise_key(t.object.value))].add(s)
 
     def find_label(self, label: str) -> set[str]:
         return {iri for iri in self.by_label.get(normalise_label(label), ()) if iri in self.types}
 
     def find_key(self, prop: str, value: str) -> set[str]:
-        """Entities whose key property `prop` has `value` (compared normalised, like labels)."""
-        return {iri for iri in self.by_key.get((prop, normalise_label(value)), ())
+        """Entities whose key property `prop` has `value` (case kept: formulas are keys)."""
+        return {iri for iri in self.by_key.get((prop, normalise_key(value)), ())
                 if iri in self.types}
 
     def label_of(self, iri: str) -> str:

@@ -31,7 +31,7 @@ from kgctl.instantiation.values import (
 )
 from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import GraphStore
-from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_label
+from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_key, normalise_label
 
 # findings that stay on with feedback off: without them nothing sensible can be written
 GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_iri", "not_found",
@@ -73,11 +73,11 @@ class Draft:
     def add(self, s: str, p: str, o: NamedNode | Literal) -> None:
         self.insert.append(Triple(NamedNode(s), NamedNode(p), o))
 
-    def mint(self, cls: str, key: str | None = None) -> str:
+    def mint(self, cls: str, key: str | None = None, *, exact: bool = False) -> str:
         if key is None:
             self._minted += 1
             key = f"{self.seq}-{self._minted}"
-        iri = mint_iri(self.pid, cls, key).value
+        iri = mint_iri(self.pid, cls, key, exact=exact).value
         self.created.append(iri)
         self.add(iri, RDF_TYPE, NamedNode(cls))
         return iri
@@ -434,7 +434,7 @@ class Draft:
         if problem:
             self.fail("datatype", where, raw, problem)
             return None
-        norm = normalise_label(str(value))
+        norm = normalise_key(str(value))
         label = item.get("label")
         if label is not None:
             label = self.text(f"{field}.label", label)
@@ -446,7 +446,7 @@ class Draft:
             iri for iri in self.index.find_key(spec.property or "", str(value))
             if cls in self.index.types.get(iri, ()))), None)
         if node is None:
-            node = self.mint(cls, key=norm)
+            node = self.mint(cls, key=norm, exact=True)
             self.fill(node, cls, tuple(a for a in fields if a.kind != "label"),
                       {k: v for k, v in item.items() if k != "label"}, field + ".")
         elif rest:

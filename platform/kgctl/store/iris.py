@@ -12,6 +12,11 @@ IRIs come from (paper, class, natural key) only, never from clocks or random num
 'https://w3id.org/kgctl/paper/p1/HeatChill/synthesis-1-step-3'
 >>> normalise_label("  Cu(NO3)2 ·  6H2O ") == normalise_label("cu(no3)2 · 6h2o")
 True
+>>> normalise_key(" [Co2] ") == normalise_key("[CO2]")  # natural keys keep their case
+False
+>>> mint_iri("p1", "https://example.org/onto/Unit", "[Co2]", exact=True) != mint_iri(
+...     "p1", "https://example.org/onto/Unit", "[CO2]", exact=True)
+True
 """
 
 from __future__ import annotations
@@ -67,6 +72,11 @@ def normalise_label(label: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", label).casefold().split())
 
 
+def normalise_key(value: str) -> str:
+    """Natural-key value (e.g. a formula): NFKC, whitespace collapsed, case kept ("CO" != "Co")."""
+    return " ".join(unicodedata.normalize("NFKC", value).split())
+
+
 def slug(key: str) -> str:
     """IRI-safe, readable slug of a natural key; long keys keep a prefix plus a digest."""
     text = _SAFE.sub("-", normalise_label(key)).strip("-") or "x"
@@ -76,7 +86,11 @@ def slug(key: str) -> str:
     return f"{text[:_MAX_SLUG - 13]}-{digest}"
 
 
-def mint_iri(pid: str, class_iri: str, key: str) -> NamedNode:
-    """Instance IRI from (paper, class local name, natural key)."""
+def mint_iri(pid: str, class_iri: str, key: str, *, exact: bool = False) -> NamedNode:
+    """Instance IRI from (paper, class local name, natural key). Slugs are case-folded; with
+    `exact`, a key whose case matters gets a digest so that "CO" and "Co" stay apart."""
     local = re.split(r"[/#]", class_iri.rstrip("/#"))[-1]
-    return NamedNode(f"{PAPER_BASE}{pid}/{local}/{slug(key)}")
+    text = slug(key)
+    if exact and key != key.casefold():
+        text = f"{text}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    return NamedNode(f"{PAPER_BASE}{pid}/{local}/{text}")
