@@ -1,12 +1,12 @@
 """Retrieval benchmark: dry-run overhead per construction step and the question metrics.
 
-Runs every reference tool workflow of benchmarks/mop30-questions on a store (default: the
-hand-made sample A-Box; --store DIR or --data FILE.trig for the 30-paper graph, e.g. the store
-`kgctl demo --workdir DIR` builds in DIR/store), and prints
+Runs every reference tool workflow of benchmarks/mop30-questions on the 30-paper MOP graph
+(--store DIR: the store `kgctl demo --workdir DIR` builds in DIR/store by replaying the bundled
+traces through the extraction tools; or --data FILE.trig), and prints
 the median / p90 dry-run time per committed construction step against the baseline of running
 the finished query once, plus constructible share, precision-oriented overlap and F1.
 
-    python scripts/bench_retrieval.py [--store DIR | --data FILE.trig ...] [--repeat N]
+    python scripts/bench_retrieval.py (--store DIR | --data FILE.trig ...) [--repeat N]
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from kgctl.retrieval.commands import open_store
 from kgctl.retrieval.engine import QueryEngine
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tests" / "data" / "retrieval" / "mop_sample.trig"
 QUESTIONS = ROOT / "benchmarks" / "mop30-questions" / "questions.yaml"
 TARGET_MEDIAN_MS = 20.0
 P90 = 0.9
@@ -34,7 +33,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, action="append")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    data = tuple(args.data or ([] if args.store else [SAMPLE]))
+    if not args.store and not args.data:
+        parser.error("give --store DIR (e.g. after `kgctl demo --workdir DIR`) or --data FILE")
+    data = tuple(args.data or ())
     store = open_store(args.store, data)
     t0 = time.perf_counter()
     engine = QueryEngine(store, default_ir())

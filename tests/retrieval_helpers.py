@@ -1,25 +1,43 @@
-"""Shared fixtures of the retrieval tests: the hand-made A-Box loaded into a real store."""
+"""Shared fixtures of the retrieval tests: the MOP-30 graph, rebuilt by replaying the bundled
+traces through the extraction tools (as `kgctl demo` does), in a real store."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+
+from evaluation_helpers import replayed_store
 
 from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
-from kgctl.store.embedded import EmbeddedStore
+from kgctl.store.base import GraphStore
 
-DATA = Path(__file__).parent / "data" / "retrieval" / "mop_sample.trig"
 QUESTIONS = Path(__file__).parents[1] / "benchmarks" / "mop30-questions" / "questions.yaml"
 
 
-def sample_store() -> EmbeddedStore:
-    store = EmbeddedStore()
-    store.import_data(DATA.read_bytes())
-    return store
+@cache
+def mop30_store() -> GraphStore:
+    """The 30 replayed paper graphs (built once per test process; tests only read it)."""
+    return replayed_store()
 
 
-def sample_engine() -> QueryEngine:
-    return QueryEngine(sample_store(), default_ir())
+def mop30_engine() -> QueryEngine:
+    return QueryEngine(mop30_store(), default_ir())
+
+
+def mop30_trig(folder: Path) -> Path:
+    """The replayed graphs exported as a TriG file in `folder` (for `--data`)."""
+    path = folder / "mop30.trig"
+    path.write_bytes(mop30_store().export())
+    return path
+
+
+def reference(sparql: str) -> list[tuple[str | None, ...]]:
+    """Sorted distinct rows of a hand-written reference query on the same graph."""
+    solutions = mop30_store().query(sparql, union=True)
+    names = [v.value for v in solutions.variables]
+    return sorted({tuple(None if s[n] is None else s[n].value for n in names) for s in solutions},
+                  key=str)
 
 
 class ScriptedChatServer:

@@ -12,7 +12,7 @@ from mcp import Client
 from openai import AsyncOpenAI
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import ScriptedChatServer, sample_engine  # noqa: E402
+from retrieval_helpers import ScriptedChatServer, mop30_engine, reference  # noqa: E402
 
 from kgctl.retrieval.server import TOOL_NAMES, build_server  # noqa: E402
 
@@ -58,12 +58,18 @@ async def agent_loop(chat_url: str, server, question: str) -> tuple[str, list[di
     raise AssertionError("agent did not finish")
 
 
+PREFIXES = """PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>
+PREFIX om-2: <http://www.ontology-of-units-of-measure.org/resource/om-2/>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+"""
+
+
 def test_agent_answers_questions_through_mcp():
-    engine = sample_engine()
+    engine = mop30_engine()
     server = build_server(engine)
     turns = [
-        # Q1: which chemicals are used in the synthesis of ZrT-1?
-        lambda m: [("find_entities", {"label": "synthesis of ZrT-1",
+        # Q1: which chemicals are used in the synthesis of VMOP-1?
+        lambda m: [("find_entities", {"label": "synthesis 1: VMOP-1",
                                       "class_name": "ontosyn:ChemicalSynthesis"})],
         lambda m: [("new_query", {"template": "chemical_input"})],
         lambda m: [("filter_by_entity", {"query_id": qid(m), "variable": "synthesis",
@@ -72,7 +78,7 @@ def test_agent_answers_questions_through_mcp():
                                          ))["candidates"][0]["value"]]})],
         lambda m: [("select", {"query_id": qid(m), "variables": ["name"]})],
         lambda m: [("execute_query", {"query_id": qid(m)})],
-        lambda m: "Cp2ZrCl2, terephthalic acid, N,N-dimethylformamide, water",
+        lambda m: "VOSO4, terephthalic acid, DMF and methanol",
     ]
     turns2 = [
         # Q2: heated above 100 °C; first a wrong property (rejected), then the fix
@@ -89,24 +95,30 @@ def test_agent_answers_questions_through_mcp():
                                    "property": "rdfs:label", "object": "syn_label"})],
         lambda m: [("select", {"query_id": qid(m), "variables": ["syn_label"]})],
         lambda m: [("execute_query", {"query_id": qid(m)})],
-        lambda m: "VMOP-1 and [Mo24(BBDC)24](py)12",
+        lambda m: "the syntheses listed",
     ]
 
     async def main():
         with ScriptedChatServer(turns) as chat:
-            answer, results = await agent_loop(chat.url, server, "Chemicals in ZrT-1?")
+            answer, results = await agent_loop(chat.url, server, "Chemicals in VMOP-1?")
             assert len(chat.requests) == 6 and chat.requests[0]["tools"]
-        assert answer.startswith("Cp2ZrCl2")
+        assert answer.startswith("VOSO4")
         rows = results[-1]["data"]["rows"]
-        assert sorted(r[0] for r in rows) == ["Cp2ZrCl2", "N,N-dimethylformamide",
-                                              "terephthalic acid", "water"]
+        chemicals = reference(PREFIXES + 'SELECT DISTINCT ?n WHERE { ?s rdfs:label '
+                              '"synthesis 1: VMOP-1" ; ontosyn:hasChemicalInput/rdfs:label ?n }')
+        assert chemicals and sorted({(r[0],) for r in rows}, key=str) == chemicals
         with ScriptedChatServer(turns2) as chat:
             _, results = await agent_loop(chat.url, server, "Heated above 100 °C?")
         rejected = results[1]
         assert rejected["is_error"] and rejected["data"]["code"] == "unknown_property"
         assert rejected["data"]["retryable"] and rejected["data"]["sparql"]
         assert not results[2]["is_error"]
-        assert sorted(r[0] for r in results[-1]["data"]["rows"]) == [
-            "Synthesis of VMOP-1", "Synthesis of [Mo24(BBDC)24](py)12"]
+        hot = reference(PREFIXES + """SELECT DISTINCT ?l WHERE {
+          ?s rdfs:label ?l ; ontosyn:hasSynthesisStep/ontosyn:hasTargetTemperature ?t .
+          ?t om-2:hasNumericalValue ?v ; om-2:hasUnit ?u .
+          VALUES (?u ?o) { (om-2:degreeCelsius 0.0) (om-2:kelvin -273.15) }
+          FILTER(?v + ?o >= 100) }""")
+        rows = results[-1]["data"]["rows"]
+        assert len(hot) > 10 and sorted({(r[0],) for r in rows}, key=str) == hot
 
     anyio.run(main)

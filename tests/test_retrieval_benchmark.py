@@ -1,4 +1,4 @@
-"""The question benchmark on the sample A-Box: the share built through the tools."""
+"""The question benchmark on the replayed MOP-30 graph: the share built through the tools."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import QUESTIONS, sample_engine  # noqa: E402
+from retrieval_helpers import QUESTIONS, mop30_engine  # noqa: E402
 
 from kgctl.retrieval.benchmark import evaluate, load_questions  # noqa: E402
 
@@ -18,7 +18,7 @@ def test_benchmark_questions_are_constructible():
     questions = load_questions(QUESTIONS)
     assert len(questions) >= MIN_QUESTIONS
     assert {q.level for q in questions} == {"easy", "medium", "hard", "very hard"}
-    report = evaluate(sample_engine(), questions)
+    report = evaluate(mop30_engine(), questions)
     assert report.questions == len(questions)
     assert all(o.reference_rows > 0 for o in report.outcomes)  # every reference has an answer
     assert report.share_constructible >= MIN_SHARE

@@ -12,8 +12,9 @@ SPARQL SELECT queries in a small line-based subset so they can become the typed 
       OPTIONAL { ?synthesis rdfs:label ?label . }
     }
 
-Body lines are triple patterns (one per line, plain predicates or ``a``), ``OPTIONAL { triple }``
-or ``VALUES ?v { terms }``. The first ``# var`` line names the root.
+Body lines are triple patterns (one per line, plain predicates or ``a``),
+``OPTIONAL { triple . triple ... }`` or ``VALUES ?v { terms }``. The first ``# var`` line
+names the root.
 """
 
 from __future__ import annotations
@@ -141,7 +142,8 @@ def _triple(subject: str, prop: str, obj: Var | Iri | Const) -> Triple:
 
 def _element(line: str, prefixes: dict[str, str], source: str) -> Element:
     if m := _OPTIONAL.match(line):
-        return Optional(group=Group(items=(_pattern(m[1], prefixes, source),)))
+        parts = [t for t in re.split(r"\s+\.(?:\s+|$)", m[1]) if t.strip()]
+        return Optional(group=Group(items=tuple(_pattern(t, prefixes, source) for t in parts)))
     if m := _VALUES.match(line):
         terms = tuple((_node(t, prefixes, source),) for t in re.findall(_TERM, m[2]))
         return Values(variables_=(Var(name=m[1]),), rows=terms)  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ _F_TO_K = 5.0 / 9.0
 _ZERO_C = 273.15
 _ZERO_F = 459.67 * _F_TO_K
 _MIN, _HOUR, _DAY = 60.0, 3600.0, 86400.0
+_YEAR = 365.25 * _DAY  # Julian year; a month is a twelfth of it (papers give "1 month" ageing)
 _LITRE = 1e-3
 _ATM, _TORR, _PSI = 101325.0, 101325.0 / 760.0, 6894.757293168
 
@@ -39,6 +40,8 @@ CONVERSIONS: dict[str, tuple[str, float, float]] = {
     "hour": ("time", _HOUR, 0.0),
     "day": ("time", _DAY, 0.0),
     "week": ("time", 7 * _DAY, 0.0),
+    "month": ("time", _YEAR / 12, 0.0),
+    "year": ("time", _YEAR, 0.0),
     "cubicMetre": ("volume", 1.0, 0.0),
     "litre": ("volume", _LITRE, 0.0),
     "millilitre": ("volume", _LITRE * 1e-3, 0.0),
