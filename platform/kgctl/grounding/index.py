@@ -9,8 +9,10 @@ character trigrams of the squeezed labels block the fuzzy search.
 ...     ("ex:a", "id:cas", "64-17-5"), ("ex:b", "label:0", "Methanol"), ("ex:c", "", None)])
 >>> index.entities, index.labels
 (['ex:a', 'ex:b', 'ex:c'], ['ethanol', 'ethyl alcohol', 'methanol'])
->>> [index.entities[e] for e, _, _ in index.label_pairs(index.exact["ethanol"])]
+>>> [index.entities[e] for e, _, _ in index.label_pairs(index.label_id("ethanol"))]
 ['ex:a']
+>>> index.squeezed_ids("ethylalcohol"), index.label_id("ethyl")
+([1], None)
 >>> index.identifiers["cas"]["64-17-5"]
 [0]
 >>> LabelIndex.from_state(index.state()).labels == index.labels
@@ -19,6 +21,8 @@ True
 
 from __future__ import annotations
 
+import hashlib
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -49,11 +53,9 @@ class LabelIndex:
         self.tri_keys: np.ndarray = state["tri_keys"]
         self.tri_ptr: np.ndarray = state["tri_ptr"]
         self.tri_labels: np.ndarray = state["tri_labels"]
-        self.exact: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
-        squeezed: dict[str, list[int]] = defaultdict(list)
-        for i, label in enumerate(self.labels):
-            squeezed[squeeze(label)].append(i)
-        self.squeezed = dict(squeezed)
+        # squeezed labels as sorted 64-bit hashes: no per-label objects to rebuild on load
+        self.squeeze_hash: np.ndarray = state["squeeze_hash"]
+        self.squeeze_label: np.ndarray = state["squeeze_label"]
         self.entity_id = {iri: i for i, iri in enumerate(self.entities)}
 
     @classmethod
@@ -95,7 +97,10 @@ class LabelIndex:
                 if e not in display or (priority, text) < display[e]:
                     display[e] = (priority, text)
             ptr.append(len(pair_entity))
-        tri_keys, tri_ptr, tri_labels = trigram_postings([squeeze(x) for x in label_list])
+        squeezed = [squeeze(x) for x in label_list]
+        tri_keys, tri_ptr, tri_labels = trigram_postings(squeezed)
+        hashes = np.fromiter((key_hash(x) for x in squeezed), dtype=np.int64, count=len(squeezed))
+        by_hash = np.argsort(hashes, kind="stable")
         return cls({
             "entities": order,
             "display": [display.get(i, (0, iri))[1] for i, iri in enumerate(order)],
@@ -108,6 +113,7 @@ class LabelIndex:
                                 for v, subjects in sorted(values.items())}
                             for k, values in sorted(identifiers.items())},
             "tri_keys": tri_keys, "tri_ptr": tri_ptr, "tri_labels": tri_labels,
+            "squeeze_hash": hashes[by_hash], "squeeze_label": by_hash.astype(np.int32),
         })
 
     @classmethod
@@ -122,7 +128,21 @@ class LabelIndex:
             "pair_priority": self.pair_priority, "pair_text": self.pair_text,
             "identifiers": self.identifiers, "tri_keys": self.tri_keys,
             "tri_ptr": self.tri_ptr, "tri_labels": self.tri_labels,
+            "squeeze_hash": self.squeeze_hash, "squeeze_label": self.squeeze_label,
         }
+
+    def label_id(self, normalised: str) -> int | None:
+        """Id of a normalised label (labels are sorted: a binary search, no dictionary)."""
+        pos = bisect_left(self.labels, normalised)
+        return pos if pos < len(self.labels) and self.labels[pos] == normalised else None
+
+    def squeezed_ids(self, squeezed: str) -> list[int]:
+        """Ids of the labels whose squeezed form is `squeezed`."""
+        code = key_hash(squeezed)
+        lo = int(np.searchsorted(self.squeeze_hash, code, side="left"))
+        hi = int(np.searchsorted(self.squeeze_hash, code, side="right"))
+        return sorted(int(i) for i in self.squeeze_label[lo:hi]
+                      if squeeze(self.labels[int(i)]) == squeezed)
 
     def label_pairs(self, label_id: int) -> list[tuple[int, int, str]]:
         """(entity, priority, original text) of every entity carrying one normalised label."""
@@ -130,23 +150,16 @@ class LabelIndex:
         return [(int(self.pair_entity[i]), int(self.pair_priority[i]), self.pair_text[i])
                 for i in range(lo, hi)]
 
-    def postings(self, code: int) -> np.ndarray:
-        """Label ids whose squeezed form contains trigram `code`."""
-        pos = int(np.searchsorted(self.tri_keys, code))
-        if pos == len(self.tri_keys) or int(self.tri_keys[pos]) != code:
-            return self.tri_labels[:0]
-        return self.tri_labels[self.tri_ptr[pos]:self.tri_ptr[pos + 1]]
-
-    def posting_size(self, code: int) -> int:
-        pos = int(np.searchsorted(self.tri_keys, code))
-        if pos == len(self.tri_keys) or int(self.tri_keys[pos]) != code:
-            return 0
-        return int(self.tri_ptr[pos + 1] - self.tri_ptr[pos])
-
     def summary(self) -> dict[str, int]:
         return {"entities": len(self.entities), "labels": len(self.labels),
                 "label_pairs": len(self.pair_text),
                 "identifiers": sum(len(v) for v in self.identifiers.values())}
+
+
+def key_hash(text: str) -> int:
+    """Stable signed 64-bit hash of a text (the cache outlives the process: no hash())."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
+                          signed=True)
 
 
 def trigram_codes(text: str) -> set[int]:
@@ -170,7 +183,15 @@ def trigram_postings(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     lengths = np.fromiter((len(p) + 1 for p in padded), dtype=np.int64, count=len(padded))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     owner = np.searchsorted(starts, np.arange(len(codes)), side="right") - 1
-    pairs = np.unique((codes[valid] << _LABEL_BITS) | owner[valid])
-    keys, first = np.unique(pairs >> _LABEL_BITS, return_index=True)
+    pairs = _sorted_unique((codes[valid] << _LABEL_BITS) | owner[valid])
+    high = pairs >> _LABEL_BITS
+    first = np.flatnonzero(np.concatenate(([True], high[1:] != high[:-1])))
+    keys = high[first]
     ptr = np.append(first, len(pairs)).astype(np.int64)
     return keys, ptr, (pairs & ((1 << _LABEL_BITS) - 1)).astype(np.int32)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (numpy's hash-based unique is several times slower here)."""
+    values = np.sort(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values

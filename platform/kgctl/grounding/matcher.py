@@ -43,6 +43,9 @@ SCORE_SQUEEZED = 99.0
 # trigram blocking: how many of the rarest query trigrams to read and how many labels to score
 RARE_TRIGRAMS = 12
 BLOCK_LABELS = 300
+# ...but stop adding trigrams once this many postings are read (after at least MIN_TRIGRAMS)
+POSTING_BUDGET = 40_000
+MIN_TRIGRAMS = 4
 # decisive methods, strongest first; used to weigh votes of several surface names
 METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "abbreviation": 3, "exact": 3,
                  "squeezed": 2, "fuzzy": 1, "formula": 1}
@@ -113,10 +116,11 @@ class Matcher:
         return decided
 
     def _exact_tier(self, norm: str, method: str, best: dict) -> None:
-        label_ids = ([self.index.exact[norm]] if norm in self.index.exact else [])
+        label_id = self.index.label_id(norm)
+        label_ids = [label_id] if label_id is not None else []
         tier = method
         if not label_ids:
-            label_ids = self.index.squeezed.get(squeeze(norm), [])
+            label_ids = self.index.squeezed_ids(squeeze(norm))
             tier = "squeezed" if method == "exact" else method
         score = SCORE_EXACT if tier != "squeezed" else SCORE_SQUEEZED
         for label_id in label_ids:
@@ -135,9 +139,21 @@ class Matcher:
 
     def _block(self, squeezed: str) -> np.ndarray:
         """Label ids sharing the most of the query's rarest trigrams."""
-        codes = sorted(trigram_codes(squeezed), key=self.index.posting_size)[:RARE_TRIGRAMS]
-        lists = [self.index.postings(c) for c in codes]
-        lists = [x for x in lists if len(x)]
+        tri = self.index
+        if not len(tri.tri_keys):
+            return np.empty(0, dtype=np.int32)
+        codes = np.fromiter(sorted(trigram_codes(squeezed)), dtype=np.int64)
+        pos = np.minimum(np.searchsorted(tri.tri_keys, codes), len(tri.tri_keys) - 1)
+        known = tri.tri_keys[pos] == codes
+        pos, sizes = pos[known], (tri.tri_ptr[pos + 1] - tri.tri_ptr[pos])[known]
+        lists, read = [], 0
+        for i in np.argsort(sizes, kind="stable")[:RARE_TRIGRAMS]:
+            postings = tri.tri_labels[tri.tri_ptr[pos[i]]:tri.tri_ptr[pos[i] + 1]]
+            if len(lists) >= MIN_TRIGRAMS and read + len(postings) > POSTING_BUDGET:
+                break  # the rest are common trigrams: counting them costs more than it tells
+            if len(postings):
+                lists.append(postings)
+                read += len(postings)
         if not lists:
             return np.empty(0, dtype=np.int32)
         ids, counts = np.unique(np.concatenate(lists), return_counts=True)

@@ -62,8 +62,7 @@ _ELEMENT_NAMES = "|".join(
 # "copper(2+)" -> "copper(ii)": an element name followed by a cationic charge is its state
 _ELEMENT_CHARGE = re.compile(rf"\b({_ELEMENT_NAMES})\s*\(\s*([1-8])\+\s*\)")
 _ELEMENT_ROMAN = re.compile(rf"\b({_ELEMENT_NAMES})\s*\(\s*({'|'.join(_ROMAN)})\s*\)")
-_SPACE_INSIDE = re.compile(r"\s*([(,'\-])\s*")
-_SPACE_BEFORE_CLOSE = re.compile(r"\s+\)")
+_NO_SPACE_AROUND = "(,'-"
 _STEREO_WORDS = (
     "cis", "trans", "e", "z", "r", "s", "d", "l", "dl", "rac", "meso", "endo", "exo", "syn",
     "anti", "o", "m", "p", "n", "sec", "tert", "t", "iso", "neo", "ortho", "meta", "para",
@@ -96,8 +95,11 @@ def normalise_name(name: str) -> str:
                 lambda m: f"{m.group(1)}({_ROMAN[int(m.group(2)) - 1]})", text)
         if " (" in text:
             text = _ELEMENT_ROMAN.sub(r"\1(\2)", text)
-    text = _SPACE_INSIDE.sub(r"\1", text)
-    text = _SPACE_BEFORE_CLOSE.sub(")", text)
+    if " " in text:  # single spaces by now: plain replaces beat a regex with a template
+        for char in _NO_SPACE_AROUND:
+            if char in text:
+                text = text.replace(" " + char, char).replace(char + " ", char)
+        text = text.replace(" )", ")")
     return text.strip()
 
 
