@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.errors import DataRejected
+from kgctl.feedback import Envelope
 
 # code -> what it enforces (the documented, stable vocabulary; docs/instantiation.md)
 CODES: dict[str, str] = {
@@ -59,18 +60,10 @@ class Finding(BaseModel):
     retryable: bool = True
 
 
-class Feedback(BaseModel):
+class Feedback(Envelope):
     """The error envelope an agent reads: the first finding in front, all of them listed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    status: Literal["rejected"] = "rejected"
-    code: Code
     field: str
-    value: Any = None
-    message: str
-    allowed: tuple[Any, ...] = ()
-    hint: str = ""
-    retryable: bool = True
     findings: tuple[Finding, ...] = ()
 
     @classmethod

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kgctl.feedback import Envelope
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,15 +33,10 @@ class Option(Frozen):
     classes: tuple[str, ...] = ()
 
 
-class Feedback(Frozen):
-    status: Literal["rejected"] = "rejected"
-    code: str
-    field: str | None = None
-    value: Any = None
-    message: str
+class Feedback(Envelope):
+    """The shared envelope plus ranked options and the container's unchanged query."""
+
     allowed: tuple[str, ...] = ()
-    hint: str = ""
-    retryable: bool = True
     options: tuple[Option, ...] = ()
     sparql: str = ""  # the container's query, unchanged
 
