@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
 from agent_helpers import FakeLLM, Reply, build_original, write_pdf  # noqa: E402
+from grounding_helpers import build_small_reference, iri  # noqa: E402
 
 from kgctl.agent.trace import AgentTrace  # noqa: E402
 from kgctl.cli import cli  # noqa: E402
@@ -130,15 +131,29 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     traces.mkdir()
     (traces / f"{paper}.jsonl").write_text(trace_jsonl(store.trace(paper)), encoding="utf-8")
     workdir = tmp_path / "demo"
+    reference = tmp_path / "reference"  # a small prebuilt reference, not the full 74k species
+    reference.mkdir()
+    build_small_reference(reference / "store")
     result = CliRunner().invoke(cli, ["demo", "--traces", str(traces), "--workdir", str(workdir),
-                                      "--json"])
+                                      "--reference", str(reference), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["papers"], data["calls"], data["refused"]) == (1, 6, 0)
+    grounding = data["grounding"]
+    assert grounding["built"] is False and grounding["entities"] > 0
+    assert 0 < grounding["grounded"] <= grounding["entities"]
+    demo_store = EmbeddedStore(workdir / "store")
+    links = list(demo_store.query(
+        "SELECT ?e ?r WHERE { ?e <http://www.w3.org/2002/07/owl#sameAs> ?r }", paper_id=paper))
+    demo_store.close()
+    assert len(links) == grounding["grounded"]
+    assert all(r["r"].value.startswith(iri("")) for r in links)
     micro = data["scores"]["micro"]
     assert micro["tp"] + micro["fn"] > 0  # the paper's ground truth was scored
     html = (workdir / "report.html").read_text(encoding="utf-8")
     assert "<img" in html and "base64" in html
-    text = CliRunner().invoke(cli, ["demo", "--traces", str(traces), "--workdir", str(workdir)])
+    text = CliRunner().invoke(cli, ["demo", "--traces", str(traces), "--workdir", str(workdir)],
+                              env={"KGCTL_DEMO_REFERENCE": str(reference)})
     assert text.exit_code == 0, text.output
+    assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
     assert "MOP-30 evaluation (1 papers)" in text.output and "kgctl serve --store" in text.output

@@ -197,10 +197,13 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool) -> None:
               help="folder for the demo store and reports.")
 @click.option("--traces", type=click.Path(path_type=Path),
               help="folder of traces to replay (default: the bundled MOP-30 traces).")
+@click.option("--reference", type=click.Path(path_type=Path),
+              help="reference species KG folder for grounding, built there when absent "
+                   "(default: $KGCTL_DEMO_REFERENCE or ~/.cache/kgctl/reference).")
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON.")
 @llm_options
 def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | None,
-         as_json: bool, **llm: Any) -> None:
+         reference: Path | None, as_json: bool, **llm: Any) -> None:
     """The main job: compile the ontologies, build the MOP-30 paper graphs by replaying the
     bundled traces through the compiled tools, evaluate them against the ground truth and
     write the HTML report. No API key or server needed.
@@ -230,7 +233,8 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
                 task = bar.add_task("replaying traces", total=len(found))
                 result = run_replay_demo(
                     store, workdir=workdir, store_path=store_path, traces=found,
-                    progress=lambda pid: bar.update(task, advance=1, description=pid))
+                    progress=lambda pid: bar.update(task, advance=1, description=pid),
+                    reference=reference)
     finally:
         store.close()
     if as_json:
@@ -266,6 +270,8 @@ def _demo_json(result) -> dict[str, Any]:
         "report": str(result.html),
         "store": str(result.store_path),
         "seconds": result.seconds,
+        "grounding": None if result.grounding is None else
+        result.grounding.model_dump(mode="json") | {"share": round(result.grounding.share, 4)},
     }
 
 
@@ -287,6 +293,11 @@ def _print_demo(result) -> None:
         table.add_row(name, f"{n.precision:.3f}", f"{n.recall:.3f}", f"{n.f1:.3f}",
                       str(n.tp), str(n.fp), str(n.fn))
     out.print(table)
+    if result.grounding is not None:
+        g = result.grounding
+        out.print(f"grounded {g.grounded} of {g.entities} chemical inputs/outputs "
+                  f"({g.share:.1%}) to the reference species KG {g.reference}"
+                  f"{' (built in this run)' if g.built else ''} in {g.seconds:.1f} s")
     out.print(f"report: {result.html} (and {result.json_path})")
     store = result.store_path
     out.print("query the graph:\n"

@@ -7,6 +7,7 @@ Runs on a fresh install without an API key or a server; the graph it leaves can 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,22 @@ TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
+REFERENCE_ENV = "KGCTL_DEMO_REFERENCE"
+REFERENCE_STORE = "store"
+REFERENCE_INDEX = "index"
+
+
+class Grounding(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    reference: Path
+    built: bool  # the reference store was built in this run
+    entities: int
+    grounded: int
+    seconds: float
+
+    @property
+    def share(self) -> float:
+        return self.grounded / self.entities if self.entities else 0.0
 
 
 class Compiled(BaseModel):
@@ -51,6 +68,7 @@ class DemoResult(BaseModel):
     json_path: Path
     store_path: Path
     seconds: dict[str, float]
+    grounding: Grounding | None = None
 
 
 def bundled_traces(folder: Path | None = None) -> list[Path]:
@@ -84,6 +102,7 @@ def run_replay_demo(
     store_path: Path,
     traces: list[Path] | None = None,
     progress: Callable[[str], None] | None = None,
+    reference: Path | None = None,
 ) -> DemoResult:
     """Compile, replay every trace, read the graphs out with the fixed queries and score."""
     from kgctl.agent.aio import run_sync
@@ -99,8 +118,42 @@ def run_replay_demo(
     papers = [r.paper_id for r in replays]
     report, timings["evaluate"] = evaluate(store, papers)
     html, json_path = write_reports(report, workdir)
+    grounding = ground_species(store, papers, reference=reference or default_reference())
+    timings["grounding"] = grounding.seconds
     return DemoResult(compiled=compiled, replays=replays, report=report, papers=papers,
-                      html=html, json_path=json_path, store_path=store_path, seconds=timings)
+                      html=html, json_path=json_path, store_path=store_path, seconds=timings,
+                      grounding=grounding)
+
+
+def default_reference() -> Path:
+    """Folder of the demo's reference species KG (store + index cache), built once."""
+    return Path(os.environ.get(REFERENCE_ENV, Path.home() / ".cache" / "kgctl" / "reference"))
+
+
+def ground_species(store: GraphStore, papers: list[str], *, reference: Path) -> Grounding:
+    """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
+
+    The reference store is built from the bundled tables when `reference` has none yet.
+    """
+    from kgctl.grounding.harvest import harvest_index
+    from kgctl.grounding.matcher import Matcher
+    from kgctl.grounding.materialise import materialise
+    from kgctl.grounding.reference import build_reference, read_rows, table_paths
+    from kgctl.grounding.sources import EmbeddedSource
+    from kgctl.grounding.spec import load_spec
+
+    started = time.perf_counter()
+    ref_store = reference / REFERENCE_STORE
+    built = not ref_store.is_dir()
+    if built:
+        reference.mkdir(parents=True, exist_ok=True)
+        build_reference(ref_store, read_rows(table_paths()))
+    spec = load_spec("species")
+    index = harvest_index(EmbeddedSource(ref_store), spec, cache_dir=reference / REFERENCE_INDEX)
+    decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
+    return Grounding(reference=reference, built=built, entities=len(decisions),
+                     grounded=sum(d.match is not None for d in decisions),
+                     seconds=round(time.perf_counter() - started, 3))
 
 
 def evaluate(store: GraphStore, papers: list[str]) -> tuple[Report, float]:

@@ -95,7 +95,7 @@ def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
         insert = [Triple(target if t.subject == local else t.subject, t.predicate,
                          target if t.object == local else t.object) for t in delete]
     record = CallRecord(
-        paper_id=decision.paper, seq=1, tool=TOOL_NAME, time=utc_now(),
+        paper_id=decision.paper, seq=0, tool=TOOL_NAME, time=utc_now(),
         arguments={"mode": mode, **decision.model_dump(
             mode="json", include={"entity", "names", "match", "votes"}),
                    "candidates": [r.model_dump(mode="json", include={"name", "candidates",
