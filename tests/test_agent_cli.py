@@ -4,19 +4,16 @@ resume after interruption, clear messages when no LLM is configured, the replay 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from agent_helpers import FakeLLM, Reply, build_original, write_pdf
 from click.testing import CliRunner
+from grounding_helpers import build_small_reference, iri
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from agent_helpers import FakeLLM, Reply, build_original, write_pdf  # noqa: E402
-from grounding_helpers import build_small_reference, iri  # noqa: E402
-
-from kgctl.agent.trace import AgentTrace  # noqa: E402
-from kgctl.cli import cli  # noqa: E402
-from kgctl.store import EmbeddedStore, canonical_nquads  # noqa: E402
+from kgctl.agent.trace import AgentTrace
+from kgctl.cli import cli
+from kgctl.store import EmbeddedStore, canonical_nquads
 
 DATA = Path(__file__).parent / "data" / "agent"
 LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "KGCTL_MODEL")

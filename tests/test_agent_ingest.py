@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from agent_helpers import write_pdf
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from agent_helpers import write_pdf  # noqa: E402
-
-from kgctl.agent.ingest import load_document  # noqa: E402
-from kgctl.agent.search import PassageIndex  # noqa: E402
-from kgctl.errors import InputError  # noqa: E402
+from kgctl.agent.ingest import load_document
+from kgctl.agent.search import PassageIndex
+from kgctl.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "agent"
 

@@ -5,26 +5,23 @@ written, the step's tool set is enforced, iteration limits and HTTP errors are h
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
+from agent_helpers import FakeLLM, Reply, tool_messages
 from pyoxigraph import NamedNode
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from agent_helpers import FakeLLM, Reply, tool_messages  # noqa: E402
-
-from kgctl.agent.aio import run_sync  # noqa: E402
-from kgctl.agent.ingest import load_document  # noqa: E402
-from kgctl.agent.llm import ChatClient, LLMError, LLMSettings, Price  # noqa: E402
-from kgctl.agent.loop import run_paper  # noqa: E402
-from kgctl.agent.session import paper_tools  # noqa: E402
-from kgctl.agent.trace import AgentTrace  # noqa: E402
-from kgctl.compiler import ToolSurface, compile_tools  # noqa: E402
-from kgctl.compiler.plan import Plan, compile_plan  # noqa: E402
-from kgctl.ontology import default_ir  # noqa: E402
-from kgctl.store import EmbeddedStore  # noqa: E402
+from kgctl.agent.aio import run_sync
+from kgctl.agent.ingest import load_document
+from kgctl.agent.llm import ChatClient, LLMError, LLMSettings, Price
+from kgctl.agent.loop import run_paper
+from kgctl.agent.session import paper_tools
+from kgctl.agent.trace import AgentTrace
+from kgctl.compiler import ToolSurface, compile_tools
+from kgctl.compiler.plan import Plan, compile_plan
+from kgctl.ontology import default_ir
+from kgctl.store import EmbeddedStore
 
 DATA = Path(__file__).parent / "data" / "agent"
 PAPER = "paper"

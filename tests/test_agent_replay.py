@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from agent_helpers import build_original
 from click.testing import CliRunner
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from agent_helpers import build_original  # noqa: E402
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.replay import load_calls, replay_traces

@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from compiler_helpers import toy_ir
 
 from kgctl.compiler import compile_tools
 from kgctl.ontology import default_ir, load_ir
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from compiler_helpers import toy_ir  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "golden"
 DOPING = Path(__file__).parent / "data" / "ontology" / "doping.ttl"

@@ -4,19 +4,16 @@ the extraction tools, and the `kgctl eval` CLI."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
+from evaluation_helpers import replayed_store
 
 from kgctl.assets import asset_dir
 from kgctl.cli import cli
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out, read_out_loaded
 from kgctl.evaluation.report import score
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from evaluation_helpers import replayed_store  # noqa: E402
 
 PAPER = "10.1021_acs.cgd.6b00306"  # ends in an Evaporate step with a qualitative duration
 GOLD = asset_dir("benchmarks") / "mop30"

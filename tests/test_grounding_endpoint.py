@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from grounding_helpers import build_small_reference, iri
 from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.cli import cli
@@ -18,9 +18,6 @@ from kgctl.grounding.matcher import Matcher
 from kgctl.grounding.server import start_server, stop_server
 from kgctl.grounding.sources import EmbeddedSource, EndpointSource
 from kgctl.grounding.spec import LabelField, Thresholds, load_spec
-
-sys.path.insert(0, str(Path(__file__).parent))
-from grounding_helpers import build_small_reference, iri  # noqa: E402
 
 SPEC = load_spec("species")
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import anyio
+from grounding_helpers import build_small_reference, iri
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-
-sys.path.insert(0, str(Path(__file__).parent))
-from grounding_helpers import build_small_reference, iri  # noqa: E402
 
 
 def test_mcp_lookup_identifier_describe_and_error(tmp_path):

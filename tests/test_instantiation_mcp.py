@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
+from instantiation_helpers import STEPS, paper_calls
 from mcp import Client, StdioServerParameters
 
 from kgctl.instantiation.planner import GUARDS
 from kgctl.instantiation.server import build_server
 from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from instantiation_helpers import STEPS, paper_calls  # noqa: E402
 
 PAPER = "10.1021_ic802382p"
 OTHER = "other-paper"

@@ -4,17 +4,13 @@ through the real ``openai`` client and a real MCP client session."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import anyio
 from mcp import Client
 from openai import AsyncOpenAI
+from retrieval_helpers import ScriptedChatServer, mop30_engine, reference
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import ScriptedChatServer, mop30_engine, reference  # noqa: E402
-
-from kgctl.retrieval.server import TOOL_NAMES, build_server  # noqa: E402
+from kgctl.retrieval.server import TOOL_NAMES, build_server
 
 MAX_TURNS = 20
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from retrieval_helpers import QUESTIONS, mop30_engine
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import QUESTIONS, mop30_engine  # noqa: E402
-
-from kgctl.retrieval.benchmark import evaluate, load_questions  # noqa: E402
+from kgctl.retrieval.benchmark import evaluate, load_questions
 
 MIN_QUESTIONS = 40
 MIN_SHARE = 0.9

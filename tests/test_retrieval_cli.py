@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from retrieval_helpers import mop30_trig, reference
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import mop30_trig, reference  # noqa: E402
-
-from kgctl.cli import cli  # noqa: E402
+from kgctl.cli import cli
 
 QUERY = """PREFIX ontomops: <https://www.theworldavatar.com/kg/ontomops/>
 SELECT ?ccdc WHERE { ?m ontomops:hasCCDCNumber ?ccdc } ORDER BY ?ccdc

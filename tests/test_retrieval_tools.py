@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pyoxigraph as ox
 import pytest
+from retrieval_helpers import mop30_engine, reference
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from retrieval_helpers import mop30_engine, reference  # noqa: E402
-
-from kgctl.retrieval.feedback import Rejected  # noqa: E402
+from kgctl.retrieval.feedback import Rejected
 
 S = "session-a"
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from service_helpers import PAPER, live_server, sample_store
 
 from kgctl.service.static_examples import load_examples
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from service_helpers import PAPER, live_server, sample_store  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).parent / "artifacts"

@@ -12,13 +12,11 @@ from pathlib import Path
 import httpx
 from click.testing import CliRunner
 from pyoxigraph import Store
+from service_helpers import free_port
 
 from kgctl.agent.demo import bundled_traces
 from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from service_helpers import free_port  # noqa: E402
 
 STARTUP_S = 20.0
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,12 +14,10 @@ from pyoxigraph import (
     parse,
     parse_query_results,
 )
+from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store
 from SPARQLWrapper import JSON, TURTLE, SPARQLWrapper
 
 from kgctl.service.app import ServiceConfig
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store  # noqa: E402
 
 PREFIX = "PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>\n" \
          "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"

@@ -3,19 +3,15 @@ server stays responsive, and serving never blocks a writer."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 from pyoxigraph import Store
+from service_helpers import PAPER_GRAPH, live_server, sample_store
 
 from kgctl.service.app import ServiceConfig
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from service_helpers import PAPER_GRAPH, live_server, sample_store  # noqa: E402
 
 TOKEN = "correct-horse-battery"
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"

@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pyoxigraph import Literal, Triple
+from store_helpers import OxigraphServer, free_port, record, step_triples
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from store_helpers import OxigraphServer, free_port, record, step_triples  # noqa: E402
-
-from kgctl.cli import cli  # noqa: E402
-from kgctl.store import EmbeddedStore, canonical_nquads  # noqa: E402
+from kgctl.cli import cli
+from kgctl.store import EmbeddedStore, canonical_nquads
 
 CALLS = 30
 

@@ -10,10 +10,9 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from store_helpers import record, step_triples  # noqa: E402
+from store_helpers import record, step_triples
 
-from kgctl.store import EmbeddedStore  # noqa: E402
+from kgctl.store import EmbeddedStore
 
 THREADS = 8
 WRITES_PER_THREAD = 500

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
-
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from store_helpers import EX, record, step_triples  # noqa: E402
+from store_helpers import EX, record, step_triples
 
 from kgctl.errors import InputError, StoreError
 from kgctl.store import EmbeddedStore, canonical_nquads

@@ -3,20 +3,16 @@ atomicity when the server dies mid-batch, clear errors."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
+from store_helpers import EX, OxigraphServer, free_port, record, step_triples
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from store_helpers import EX, OxigraphServer, free_port, record, step_triples  # noqa: E402
-
-from kgctl.errors import InputError, StoreError  # noqa: E402
-from kgctl.store import EmbeddedStore, canonical_nquads, open_store  # noqa: E402
-from kgctl.store.iris import graph_iri  # noqa: E402
-from kgctl.store.remote import RemoteStore  # noqa: E402
+from kgctl.errors import InputError, StoreError
+from kgctl.store import EmbeddedStore, canonical_nquads, open_store
+from kgctl.store.iris import graph_iri
+from kgctl.store.remote import RemoteStore
 
 BATCH = 400
 

@@ -3,21 +3,16 @@ SPARQL intact whatever they contain: quotes, newlines, backslashes, braces, #, u
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad, Triple
+from store_helpers import OxigraphServer
 
-sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the tests
-from store_helpers import OxigraphServer  # noqa: E402
-
-from kgctl.errors import InputError  # noqa: E402
-from kgctl.store import EmbeddedStore  # noqa: E402
-from kgctl.store.remote import RemoteStore  # noqa: E402
-from kgctl.store.sparql import data_update, term_to_sparql  # noqa: E402
+from kgctl.errors import InputError
+from kgctl.store import EmbeddedStore
+from kgctl.store.remote import RemoteStore
+from kgctl.store.sparql import data_update, term_to_sparql
 
 LOCAL_EXAMPLES = 300
 REMOTE_EXAMPLES = 40
