@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -75,23 +76,23 @@ def baseline(mix: list[dict]) -> tuple[list[float], float]:
     return latencies, time.perf_counter() - started
 
 
-async def load(url: str, mix: list[dict]) -> tuple[list[float], float, int]:
+async def load(url: str, mix: list[dict]) -> tuple[list[float], float, Counter]:
     latencies: list[float] = []
-    errors = 0
+    errors: Counter = Counter()  # what went wrong, by HTTP status or transport error
     limits = httpx.Limits(max_connections=CLIENTS)
 
     async def client(index: int, http: httpx.AsyncClient) -> None:
-        nonlocal errors
         for n in range(QUERIES_PER_CLIENT):
             params = mix[(index + n) % len(mix)]
             t0 = time.perf_counter()
             try:
                 response = await http.post(f"{url}/query", data=params, headers=ACCEPT)
-            except httpx.TransportError:  # counted, not hidden
-                errors += 1
+            except httpx.TransportError as exc:  # counted, not hidden
+                errors[type(exc).__name__] += 1
                 continue
             latencies.append(time.perf_counter() - t0)
-            errors += response.status_code != 200
+            if response.status_code != 200:
+                errors[str(response.status_code)] += 1
 
     async with httpx.AsyncClient(limits=limits, timeout=60) as http:
         started = time.perf_counter()
@@ -162,7 +163,8 @@ def main() -> None:
             server.wait(STARTUP_S)
     figures = {
         "graph": {"papers": len(papers), "triples": triples},
-        "load": {"clients": CLIENTS, "queries": total, "errors": errors,
+        "load": {"clients": CLIENTS, "queries": total, "errors": sum(errors.values()),
+                 "errors_by_kind": dict(errors),
                  "p50_ms": round(statistics.median(lat) * 1000, 2),
                  "p99_ms": round(percentile(lat, 0.99) * 1000, 2),
                  "throughput_qps": round(total / seconds, 1)},

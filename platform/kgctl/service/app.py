@@ -30,6 +30,8 @@ from kgctl.service.dataset import Dataset
 from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
     HTTP_NOT_FOUND,
+    HTTP_UNAVAILABLE,
+    Answer,
     HttpProblem,
     Limits,
     QueryRequest,
@@ -54,6 +56,7 @@ DEFAULT_WORKERS = 8
 MAX_BODY_BYTES = 1_000_000
 # the worker may still be serialising when the deadline passes; give it a moment to answer
 ANSWER_GRACE_S = 0.5
+QUEUE_WAIT_S = 60.0  # longest wait for a free worker before the query is answered 503
 
 
 class ServiceConfig(BaseModel):
@@ -78,15 +81,31 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
 
     async def answer_query(operation: QueryRequest) -> Response:
+        # The time limit runs from when a worker starts the query: waiting in the queue behind
+        # other clients' queries is not the query's fault (only a full, stuck pool ends it).
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
         cancel = threading.Event()
-        future = readers.submit(run_query, dataset, operation, limits=config.limits,
-                                cancel=cancel)
+
+        def job() -> Answer:
+            loop.call_soon_threadsafe(started.set)
+            if cancel.is_set():  # its client was answered while it waited
+                raise query_timeout(config.timeout_s)
+            return run_query(dataset, operation, limits=config.limits, cancel=cancel)
+
+        future = readers.submit(job)
+        try:
+            await asyncio.wait_for(started.wait(), QUEUE_WAIT_S)
+        except TimeoutError:
+            cancel.set()
+            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
+                              f"{QUEUE_WAIT_S:g} s; retry later") from None
         try:
             answer = await asyncio.wait_for(asyncio.wrap_future(future),
                                             config.timeout_s + ANSWER_GRACE_S)
         except TimeoutError:
             cancel.set()  # a streaming query stops at its next row
-            if future.running():  # not a queued one: pyoxigraph may be stuck before row one
+            if future.running():  # pyoxigraph may be stuck before row one
                 readers.replace_stuck()
             raise query_timeout(config.timeout_s) from None
         return Response(answer.body, media_type=answer.media_type)
