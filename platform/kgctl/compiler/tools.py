@@ -103,7 +103,8 @@ class _View:
         return sorted(
             c for c in self.ir.classes
             if self.instantiable(c) and c not in self.ordered
-            and (c in self.ir.top_level or not self.owning_props(c))
+            and (c in self.ir.top_level or self.ir.classes[c].standalone
+                 or not self.owning_props(c))
         )
 
     def toolsets(self) -> list[str]:

@@ -427,20 +427,19 @@ class _Agent:
                                  "one entity per paper (found by its formula), so its names "
                                  "read back here too")
                 units.append(unit)
-            output = self.mop_host(ccdc)
-            if output is None:
-                self.finding("cbu", where, ccdc or "",
-                             "no chemical output with this CCDC number (or, without one, no "
-                             "product left) to be represented by the MOP: the tools create a "
-                             "MOP only as a product's isRepresentedBy")
-                continue
-            self.represented.add(output)
-            args: dict[str, Any] = {"subject": output, "label": f"MOP {ccdc or i}"}
+            args: dict[str, Any] = {"label": f"MOP {ccdc or i}"}
             if not is_empty(ccdc):
                 args["ccdc_number"] = ccdc
             if units:
                 args["chemical_building_unit"] = units
-            await self.call("add_is_represented_by", args, category="cbu", field=where)
+            output = self.mop_host(ccdc)
+            if output is None:  # no described product is this MOP: it stands alone
+                await self.call("create_metal_organic_polyhedron", args, category="cbu",
+                                field=where)
+                continue
+            self.represented.add(output)
+            await self.call("add_is_represented_by", {"subject": output, **args},
+                            category="cbu", field=where)
 
     def mop_host(self, ccdc: Any) -> str | None:
         """The product a MOP represents: the first one (in creation order) with its CCDC number

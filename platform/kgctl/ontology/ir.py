@@ -48,6 +48,9 @@ class ClassInfo(Frozen):
     key_source: Source | None = None
     # profile: what a verification pass checks for this class (prose for agents, not enforced)
     verify: str = ""
+    # profile: instances may exist without the entity that usually points to them (a MOP known
+    # only by its deposition number), so the class gets a create tool of its own
+    standalone: bool = False
     ontology: str = ""  # file it was declared in
     # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
     external: bool = False

@@ -33,7 +33,8 @@ CARDINALITY_KEYS: dict[str, tuple[int, int | None]] = {
     "max_one": (0, 1),
 }
 TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases")
-CLASS_KEYS = ("abstract", "identity", "key", "verify", "allowed_values", *CARDINALITY_KEYS)
+CLASS_KEYS = ("abstract", "standalone", "identity", "key", "verify", "allowed_values",
+              *CARDINALITY_KEYS)
 ORDERING_KEYS = ("container", "member", "order", "start", "contiguous")
 QUANTITY_KEYS = ("value_property", "unit_property", "kinds")
 KIND_KEYS = ("units", "minimum")  # a kind written as a mapping instead of its unit category
@@ -48,6 +49,7 @@ class Named(Frozen):
 class ClassFlag(Frozen):
     iri: str
     abstract: bool | None = None
+    standalone: bool | None = None
     identity: Literal["occurrence", "label"] | None = None
     key: str | None = None  # natural key property; implies identity "label"
     key_source: Source | None = None
@@ -162,7 +164,7 @@ class _Reader:
         for name, body in self.mapping(node, None, "classes").items() if node else ():
             cls = self.iri(name)
             rules = self.mapping(body, CLASS_KEYS, f"class {self.scalar(name)}")
-            if {"abstract", "identity", "key", "verify"} & set(rules):
+            if {"abstract", "standalone", "identity", "key", "verify"} & set(rules):
                 identity = (self.choice(rules["identity"], IDENTITIES) if "identity" in rules
                             else None)
                 key = rules.get("key")
@@ -173,6 +175,8 @@ class _Reader:
                     ClassFlag(
                         iri=cls,
                         abstract=self.boolean(rules["abstract"]) if "abstract" in rules else None,
+                        standalone=(self.boolean(rules["standalone"]) if "standalone" in rules
+                                    else None),
                         identity="label" if key is not None else identity,
                         key=self.iri(key) if key is not None else None,
                         key_source=self.source(key) if key is not None else None,

@@ -111,16 +111,17 @@ def check_names(
 def apply_flags(
     classes: dict[str, ClassInfo], profiles: Sequence[Profile], curie: Curie
 ) -> dict[str, ClassInfo]:
-    """Set `abstract`, `identity`, `key` and `verify` from the profiles; two profiles
-    disagreeing is an error."""
+    """Set `abstract`, `standalone`, `identity`, `key` and `verify` from the profiles; two
+    profiles disagreeing is an error."""
     out = dict(classes)
     said: dict[tuple[str, str], tuple[object, Source]] = {}
     for profile in profiles:
         for flag in profile.flags:
             update = {
                 k: v
-                for k, v in (("abstract", flag.abstract), ("identity", flag.identity),
-                             ("key", flag.key), ("verify", flag.verify))
+                for k, v in (("abstract", flag.abstract), ("standalone", flag.standalone),
+                             ("identity", flag.identity), ("key", flag.key),
+                             ("verify", flag.verify))
                 if v is not None
             }
             for name, value in update.items():
