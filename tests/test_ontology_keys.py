@@ -1,4 +1,5 @@
-"""Natural keys in profiles: `key:` parsed with its line, carried on ClassInfo, checked."""
+"""Natural keys and standalone classes in profiles: parsed with their line, carried on
+ClassInfo, checked, and what they change in the compiled tools."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgctl.assets import asset_dir
+from kgctl.compiler import compile_tools
 from kgctl.errors import OntologyError
 from kgctl.ontology import default_ir, load_ir
 
@@ -53,3 +55,15 @@ def test_key_implies_reuse_and_keeps_its_line(tmp_path: Path) -> None:
 def test_bad_keys_are_refused_with_their_line(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(OntologyError, match=message):
         load_ir([TBOX], profile_paths=[_profile(tmp_path, body)])
+
+
+def test_standalone_class_gets_its_own_create_tool(tmp_path: Path) -> None:
+    owned = {t.name for t in compile_tools(load_ir([TBOX], profile_paths=[])).tools}
+    path = tmp_path / "s.profile.yaml"
+    path.write_text("classes:\n  ontomops:ChemicalBuildingUnit:\n    standalone: true\n",
+                    encoding="utf-8")
+    ir = load_ir([TBOX], profile_paths=[path])
+    assert ir.classes[MOPS + "ChemicalBuildingUnit"].standalone
+    tools = {t.name for t in compile_tools(ir).tools}
+    assert tools - owned == {"create_chemical_building_unit"}
+    assert default_ir().classes[MOPS + "MetalOrganicPolyhedron"].standalone
