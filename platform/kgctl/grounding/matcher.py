@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Iterable
 
@@ -41,7 +42,7 @@ SCORE_IDENTIFIER = 100.0
 SCORE_EXACT = 100.0
 SCORE_SQUEEZED = 99.0
 # trigram blocking: how many of the rarest query trigrams to read and how many labels to score
-RARE_TRIGRAMS = 12
+RARE_TRIGRAMS = 12  # < 256: hits are counted in uint8
 BLOCK_LABELS = 300
 # ...but stop adding trigrams once this many postings are read (after at least MIN_TRIGRAMS)
 POSTING_BUDGET = 40_000
@@ -75,6 +76,11 @@ class Matcher:
         self.index = index
         self.thresholds = thresholds
         self.scorer = scorer
+        # scratch trigram-hit counter per label, zero between lookups
+        self._hits = np.zeros(len(index.labels), dtype=np.uint8)
+        self._lengths = np.fromiter(map(len, index.labels), dtype=np.int32,
+                                    count=len(index.labels))
+        self._hits_lock = threading.Lock()
 
     def lookup(self, name: str, *, k: int | None = None) -> LookupResult:
         """The accepted match of one name (or None) and its ranked candidates."""
@@ -128,21 +134,21 @@ class Matcher:
                 _keep(best, e, (score, -priority, tier, text))
 
     def _fuzzy_tier(self, norm: str, best: dict) -> None:
-        block = self._block(squeeze(norm))
+        block = self._block(norm)
         if not len(block):
             return
-        choices = [self.index.labels[i] for i in block]
+        choices = [self.index.labels[i] for i in block.tolist()]
         limit = self.thresholds.candidates * 2
         for _, score, pos in process.extract(norm, choices, scorer=self.scorer, limit=limit):
             for e, priority, text in self.index.label_pairs(int(block[pos])):
                 _keep(best, e, (float(score), -priority, "fuzzy", text))
 
-    def _block(self, squeezed: str) -> np.ndarray:
+    def _block(self, norm: str) -> np.ndarray:
         """Label ids sharing the most of the query's rarest trigrams."""
         tri = self.index
         if not len(tri.tri_keys):
             return np.empty(0, dtype=np.int32)
-        codes = np.fromiter(sorted(trigram_codes(squeezed)), dtype=np.int64)
+        codes = np.fromiter(sorted(trigram_codes(squeeze(norm))), dtype=np.int64)
         pos = np.minimum(np.searchsorted(tri.tri_keys, codes), len(tri.tri_keys) - 1)
         known = tri.tri_keys[pos] == codes
         pos, sizes = pos[known], (tri.tri_ptr[pos + 1] - tri.tri_ptr[pos])[known]
@@ -156,11 +162,34 @@ class Matcher:
                 read += len(postings)
         if not lists:
             return np.empty(0, dtype=np.int32)
-        ids, counts = np.unique(np.concatenate(lists), return_counts=True)
-        if len(ids) <= BLOCK_LABELS:
-            return ids
-        top = np.argpartition(-counts, BLOCK_LABELS)[:BLOCK_LABELS]
-        return ids[np.sort(top)]
+        return self._most_shared(lists, len(norm))
+
+    def _most_shared(self, lists: list[np.ndarray], length: int) -> np.ndarray:
+        """The BLOCK_LABELS label ids found in most posting lists, sorted.
+
+        Ties at the cut-off go to the labels closest in length to the query (a ratio score
+        is bounded by the length ratio), then to the lower id.
+
+        Hits are counted in a scratch array; only the ids at or above the cut-off count are
+        de-duplicated, so a lookup sorts a few thousand ids instead of every posting read.
+        """
+        postings = np.concatenate(lists)
+        with self._hits_lock:
+            for one in lists:
+                self._hits[one] += 1  # one trigram's postings hold each label once
+            hits = self._hits[postings]
+            self._hits[postings] = 0
+        # an id with c hits occurs c times in `postings`: count ids per hit count, then find
+        # the cut-off count at which the block fills up
+        per_count = np.bincount(hits, minlength=len(lists) + 1)[1:] // np.arange(1, len(lists) + 1)
+        at_least = np.cumsum(per_count[::-1])  # at_least[j]: ids with >= len(lists) - j hits
+        if at_least[-1] <= BLOCK_LABELS:
+            return np.unique(postings)
+        cut = len(lists) - int(np.argmax(at_least >= BLOCK_LABELS))
+        ids, counts = np.unique(postings[hits >= cut], return_counts=True)
+        above, tied = ids[counts > cut], ids[counts == cut]
+        closest = np.argsort(np.abs(self._lengths[tied] - length), kind="stable")
+        return np.sort(np.concatenate((above, tied[closest[:BLOCK_LABELS - len(above)]])))
 
     # ---- decision -------------------------------------------------------------------------
 
