@@ -13,6 +13,8 @@ WANTED = {
     "541-73-1": "1,3-dichlorobenzene", "106-46-7": "1,4-dichlorobenzene",
     "7758-89-6": "copper(I) chloride", "7447-39-4": "copper(II) chloride",
     "100-21-0": "terephthalic acid",
+    "2597-43-5": "hydroxymethyl radical (IUPAC name: methanol)",
+    "7791-20-0": "nickel(II) chloride hexahydrate (no common name; formula Cl2H12NiO6)",
 }
 DISTRACTORS = 300
 

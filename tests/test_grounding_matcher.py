@@ -33,3 +33,41 @@ def test_block_is_bounded_and_deterministic() -> None:
     assert first == again
     assert len(first.candidates) == 10
     assert first.candidates[0].iri == "ex:d004"
+
+
+def test_signature_agreeing_label_outranks_a_closer_one_with_other_locants() -> None:
+    index = LabelIndex.build([("ex:25", "label:0", "(2,5-dimethoxyphenyl)boronic acid"),
+                              ("ex:26", "label:0", "2,6-dimethoxyphenylboronic acid")])
+    result = Matcher(index, THRESHOLDS).lookup("(2,6-Dimethoxyphenyl)boronic acid")
+    assert result.match is not None and result.match.iri == "ex:26"
+    assert result.match.method == "fuzzy" and result.match.score == 100.0  # skeletons agree
+    other = next(c for c in result.candidates if c.iri == "ex:25")
+    assert not other.agrees and other.score > 90
+
+
+def test_one_letter_chain_stems_and_stereo_never_match() -> None:
+    index = LabelIndex.build([("ex:ethyl", "label:0", "ethyl n-octyl ketone"),
+                              ("ex:2z", "label:0", "(2z)-2-ethylideneoxolane"),
+                              ("ex:rac", "label:0", "(+)-nicotine")])
+    matcher = Matcher(index, Thresholds(fuzzy_score=80, margin=0, candidates=5))
+    for name in ("methyl n-octyl ketone", "(2e)-2-ethylideneoxolane"):
+        result = matcher.lookup(name)
+        assert result.match is None and "differ" in result.reason
+    # a racemate is not the (+) enantiomer, not even once spaces and hyphens are squeezed out
+    assert matcher.lookup("(±)-nicotine").match is None
+    assert matcher.lookup("(+) nicotine").match.iri == "ex:rac"
+
+
+def test_inverted_names_and_formulas_are_exact_evidence() -> None:
+    index = LabelIndex.build([
+        ("ex:odcb", "label:0", "1,2-dichlorobenzene"), ("ex:odcb", "id:formula", "C6H4Cl2"),
+        ("ex:mdcb", "label:0", "1,3-dichlorobenzene"), ("ex:mdcb", "id:formula", "C6H4Cl2"),
+        ("ex:cu", "label:0", "copper(ii) nitrate trihydrate"),
+        ("ex:cu", "id:formula", "CuH6N2O9")])
+    matcher = Matcher(index, THRESHOLDS)
+    assert matcher.lookup("Benzene, 1,2-dichloro-").match.method == "exact"
+    assert matcher.lookup("Benzene, 1,2-dichloro-").match.iri == "ex:odcb"
+    hydrate = matcher.lookup("Cu(NO3)2·3H2O").match
+    assert (hydrate.iri, hydrate.method, hydrate.matched) == ("ex:cu", "formula", "CuH6N2O9")
+    isomers = matcher.lookup("Cl2C6H4")  # two species have this formula: no decision
+    assert isomers.match is None and {c.iri for c in isomers.candidates} >= {"ex:odcb", "ex:mdcb"}

@@ -1,8 +1,9 @@
 """The label index: harvested labels and identifiers of a reference class, ready to match.
 
 Built from harvest rows ``(entity IRI, field, value)`` where field is ``label:<priority>`` or
-``id:<kind>``. Labels are stored normalised and de-duplicated (CSR arrays to their entities);
-character trigrams of the squeezed labels block the fuzzy search.
+``id:<kind>``. Labels are stored normalised and de-duplicated (CSR arrays to their entities),
+with their skeletons (the fuzzy tier's form); character trigrams of the skeletons block the
+fuzzy search.
 
 >>> index = LabelIndex.build([
 ...     ("ex:a", "label:0", "Ethanol"), ("ex:a", "label:1", "ethyl alcohol"),
@@ -28,7 +29,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kgctl.grounding.normalise import canonical_identifier, normalise_name, squeeze
+from kgctl.grounding.normalise import (
+    canonical_identifier,
+    normalise_name,
+    protected_signature,
+    skeleton,
+    squeeze,
+)
 
 Row = tuple[str, str, str | None]
 LABEL_FIELD = "label:"
@@ -45,6 +52,8 @@ class LabelIndex:
         self.entities: list[str] = state["entities"]
         self.display: list[str] = state["display"]
         self.labels: list[str] = state["labels"]
+        self.skeletons: list[str] = state["skeletons"]
+        self.signatures: np.ndarray = state["signatures"]  # hashed protected signature per label
         self.label_ptr: np.ndarray = state["label_ptr"]
         self.pair_entity: np.ndarray = state["pair_entity"]
         self.pair_priority: np.ndarray = state["pair_priority"]
@@ -98,13 +107,17 @@ class LabelIndex:
                     display[e] = (priority, text)
             ptr.append(len(pair_entity))
         squeezed = [squeeze(x) for x in label_list]
-        tri_keys, tri_ptr, tri_labels = trigram_postings(squeezed)
+        skeletons = [skeleton(x) for x in label_list]
+        signatures = np.fromiter((key_hash(protected_signature(x)) for x in label_list),
+                                 dtype=np.int64, count=len(label_list))
+        tri_keys, tri_ptr, tri_labels = trigram_postings(skeletons)
         hashes = np.fromiter((key_hash(x) for x in squeezed), dtype=np.int64, count=len(squeezed))
         by_hash = np.argsort(hashes, kind="stable")
         return cls({
             "entities": order,
             "display": [display.get(i, (0, iri))[1] for i, iri in enumerate(order)],
             "labels": label_list,
+            "skeletons": skeletons, "signatures": signatures,
             "label_ptr": np.asarray(ptr, dtype=np.int64),
             "pair_entity": np.asarray(pair_entity, dtype=np.int32),
             "pair_priority": np.asarray(pair_priority, dtype=np.int8),
@@ -124,6 +137,7 @@ class LabelIndex:
         """Plain data for the on-disk cache (dictionaries are rebuilt on load)."""
         return {
             "entities": self.entities, "display": self.display, "labels": self.labels,
+            "skeletons": self.skeletons, "signatures": self.signatures,
             "label_ptr": self.label_ptr, "pair_entity": self.pair_entity,
             "pair_priority": self.pair_priority, "pair_text": self.pair_text,
             "identifiers": self.identifiers, "tri_keys": self.tri_keys,

@@ -2,8 +2,11 @@
 
 Tiers, first decisive one wins: a well-formed identifier (InChIKey, InChI, CAS, formula) that
 points at one entity; the normalised name equal to a label; the squeezed name (no spaces or
-hyphens) equal to a label; rapidfuzz over trigram-blocked labels with a score threshold, a
-margin over the best other entity and equal protected signatures (locants, charges, stereo).
+hyphens) equal to a label; rapidfuzz over the trigram-blocked skeletons of the labels (also
+without brackets) with a score threshold and a margin. A fuzzy candidate *agrees* when its
+protected signature (locants, charges, stereo, chain stems) equals the name's: agreeing
+candidates rank first, only they count as rivals for the margin ("(2,5-...)" is no rival of
+"(2,6-...)"), and a match must agree.
 
 >>> from kgctl.grounding.index import LabelIndex
 >>> index = LabelIndex.build([
@@ -33,8 +36,14 @@ from rapidfuzz import fuzz, process
 
 from kgctl.errors import InputError
 from kgctl.grounding.abbreviations import expansions
-from kgctl.grounding.index import LabelIndex, trigram_codes
-from kgctl.grounding.normalise import identifiers_in, normalise_name, protected_signature, squeeze
+from kgctl.grounding.index import LabelIndex, key_hash, trigram_codes
+from kgctl.grounding.normalise import (
+    identifiers_in,
+    normalise_name,
+    protected_signature,
+    skeleton,
+    squeeze,
+)
 from kgctl.grounding.spec import Thresholds
 
 MAX_NAME_CHARS = 1000
@@ -45,11 +54,13 @@ SCORE_SQUEEZED = 99.0
 RARE_TRIGRAMS = 12  # < 256: hits are counted in uint8
 BLOCK_LABELS = 300
 # ...but stop adding trigrams once this many postings are read (after at least MIN_TRIGRAMS)
-POSTING_BUDGET = 40_000
+POSTING_BUDGET = 20_000
 MIN_TRIGRAMS = 4
 # decisive methods, strongest first; used to weigh votes of several surface names
 METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "abbreviation": 3, "exact": 3,
                  "squeezed": 2, "fuzzy": 1, "formula": 1}
+# (score, -priority, method, matched text, protected signature agrees with the name)
+Value = tuple[float, int, str, str, bool]
 FUZZY_SCORER = fuzz.ratio  # chosen by scripts/bench_grounding.py (see docs/grounding.md)
 
 
@@ -60,6 +71,7 @@ class Candidate(BaseModel):
     score: float
     method: str  # inchikey | inchi | cas | formula | abbreviation | exact | squeezed | fuzzy
     matched: str  # the reference label or identifier value that matched
+    agrees: bool  # locants, charges and stereo descriptors agree with the name's
 
 
 class LookupResult(BaseModel):
@@ -78,15 +90,15 @@ class Matcher:
         self.scorer = scorer
         # scratch trigram-hit counter per label, zero between lookups
         self._hits = np.zeros(len(index.labels), dtype=np.uint8)
-        self._lengths = np.fromiter(map(len, index.labels), dtype=np.int32,
-                                    count=len(index.labels))
+        self._lengths = np.fromiter(map(len, index.skeletons), dtype=np.int32,
+                                    count=len(index.skeletons))
         self._hits_lock = threading.Lock()
 
     def lookup(self, name: str, *, k: int | None = None) -> LookupResult:
         """The accepted match of one name (or None) and its ranked candidates."""
         check_name(name)
         k = k or self.thresholds.candidates
-        best: dict[int, tuple[float, int, str, str]] = {}  # entity -> (score, -prio, method, m)
+        best: dict[int, Value] = {}  # entity -> (score, -priority, method, matched, agrees)
         decided = self._identifier_tier(name, best)
         for surface, method in [(name, "exact"), *((e, "abbreviation") for e in expansions(name))]:
             self._exact_tier(normalise_name(surface), method, best)
@@ -94,10 +106,10 @@ class Matcher:
         if not norm:
             raise InputError(f"name {name!r} is empty after normalisation")
         self._fuzzy_tier(norm, best)
-        ranked = sorted(best.items(), key=lambda kv: (-METHOD_WEIGHT[kv[1][2]], -kv[1][0],
-                                                      -kv[1][1], self.index.entities[kv[0]]))
+        ranked = sorted(best.items(), key=lambda kv: (
+            tuple(-x for x in _rank(kv[1])), self.index.entities[kv[0]]))
         candidates = tuple(self._candidate(e, v) for e, v in ranked[:k])
-        match, reason = self._decide(norm, ranked, decided)
+        match, reason = self._decide(ranked, decided)
         return LookupResult(name=name, match=match, candidates=candidates, reason=reason)
 
     def lookup_identifier(self, kind: str, value: str) -> list[Candidate]:
@@ -107,7 +119,7 @@ class Matcher:
         if canonical is None:
             raise InputError(f"{value!r} is not a well-formed {kind}")
         hits = self.index.identifiers.get(kind, {}).get(canonical, [])
-        return [self._candidate(e, (SCORE_IDENTIFIER, 0, kind, canonical)) for e in hits]
+        return [self._candidate(e, (SCORE_IDENTIFIER, 0, kind, canonical, True)) for e in hits]
 
     # ---- tiers ----------------------------------------------------------------------------
 
@@ -116,7 +128,7 @@ class Matcher:
         for kind, value in identifiers_in(name.strip()).items():
             hits = self.index.identifiers.get(kind, {}).get(value, [])
             for e in hits:
-                _keep(best, e, (SCORE_IDENTIFIER, 0, kind, value))
+                _keep(best, e, (SCORE_IDENTIFIER, 0, kind, value, True))
             if len(hits) == 1 and decided is None:
                 decided = kind
         return decided
@@ -131,24 +143,28 @@ class Matcher:
         score = SCORE_EXACT if tier != "squeezed" else SCORE_SQUEEZED
         for label_id in label_ids:
             for e, priority, text in self.index.label_pairs(label_id):
-                _keep(best, e, (score, -priority, tier, text))
+                _keep(best, e, (score, -priority, tier, text, True))
 
     def _fuzzy_tier(self, norm: str, best: dict) -> None:
-        block = self._block(norm)
+        query = skeleton(norm)
+        block = self._block(query)
         if not len(block):
             return
-        choices = [self.index.labels[i] for i in block.tolist()]
+        choices = [self.index.skeletons[i] for i in block.tolist()]
         limit = self.thresholds.candidates * 2
-        for _, score, pos in process.extract(norm, choices, scorer=self.scorer, limit=limit):
-            for e, priority, text in self.index.label_pairs(int(block[pos])):
-                _keep(best, e, (float(score), -priority, "fuzzy", text))
+        signature = key_hash(protected_signature(norm))
+        for _, score, pos in process.extract(query, choices, scorer=self.scorer, limit=limit):
+            label_id = int(block[pos])
+            agrees = bool(self.index.signatures[label_id] == signature)
+            for e, priority, text in self.index.label_pairs(label_id):
+                _keep(best, e, (float(score), -priority, "fuzzy", text, agrees))
 
-    def _block(self, norm: str) -> np.ndarray:
-        """Label ids sharing the most of the query's rarest trigrams."""
+    def _block(self, query: str) -> np.ndarray:
+        """Label ids whose skeletons share the most of the query skeleton's rarest trigrams."""
         tri = self.index
         if not len(tri.tri_keys):
             return np.empty(0, dtype=np.int32)
-        codes = np.fromiter(sorted(trigram_codes(squeeze(norm))), dtype=np.int64)
+        codes = np.fromiter(sorted(trigram_codes(query)), dtype=np.int64)
         pos = np.minimum(np.searchsorted(tri.tri_keys, codes), len(tri.tri_keys) - 1)
         known = tri.tri_keys[pos] == codes
         pos, sizes = pos[known], (tri.tri_ptr[pos + 1] - tri.tri_ptr[pos])[known]
@@ -162,7 +178,7 @@ class Matcher:
                 read += len(postings)
         if not lists:
             return np.empty(0, dtype=np.int32)
-        return self._most_shared(lists, len(norm))
+        return self._most_shared(lists, len(query))
 
     def _most_shared(self, lists: list[np.ndarray], length: int) -> np.ndarray:
         """The BLOCK_LABELS label ids found in most posting lists, sorted.
@@ -193,12 +209,11 @@ class Matcher:
 
     # ---- decision -------------------------------------------------------------------------
 
-    def _decide(self, norm: str, ranked: list, decided: str | None
-                ) -> tuple[Candidate | None, str]:
+    def _decide(self, ranked: list, decided: str | None) -> tuple[Candidate | None, str]:
         if not ranked:
             return None, "no candidate"
         (top, value), runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
-        score, neg_priority, method, matched = value
+        score, _, method, _, agrees = value
         if method in ("inchikey", "inchi", "cas", "formula") and decided == method:
             return self._candidate(top, value), f"unique {method}"
         if method in ("exact", "squeezed", "abbreviation"):
@@ -206,19 +221,20 @@ class Matcher:
             if tied:
                 return None, f"{method} label shared by several entities"
             return self._candidate(top, value), f"{method} label"
-        margin = score - (runner[1][0] if runner else 0.0)
+        if not agrees:
+            return None, "locants, charges or stereo descriptors differ from every close label"
+        rival = max((v[0] for _, v in ranked[1:] if v[4]), default=0.0)
+        margin = score - rival
         if score < self.thresholds.fuzzy_score:
             return None, f"best score {score:.1f} below threshold {self.thresholds.fuzzy_score}"
         if margin < self.thresholds.margin:
             return None, f"margin {margin:.1f} below {self.thresholds.margin}"
-        if protected_signature(normalise_name(matched)) != protected_signature(norm):
-            return None, "locants, charges or stereo descriptors differ from the best label"
         return self._candidate(top, value), f"fuzzy score {score:.1f}, margin {margin:.1f}"
 
-    def _candidate(self, entity: int, value: tuple[float, int, str, str]) -> Candidate:
-        score, _, method, matched = value
+    def _candidate(self, entity: int, value: Value) -> Candidate:
+        score, _, method, matched, agrees = value
         return Candidate(iri=self.index.entities[entity], label=self.index.display[entity],
-                         score=round(score, 2), method=method, matched=matched)
+                         score=round(score, 2), method=method, matched=matched, agrees=agrees)
 
 
 def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, float]]:
@@ -252,11 +268,12 @@ def check_name(name: str) -> None:
         raise InputError(f"name contains control characters ({', '.join(bad)})")
 
 
-def _rank(value: tuple[float, int, str, str]) -> tuple[int, float, int]:
-    return METHOD_WEIGHT[value[2]], value[0], value[1]
+def _rank(value: Value) -> tuple[int, bool, float, int]:
+    score, neg_priority, method, _, agrees = value
+    return METHOD_WEIGHT[method], agrees, score, neg_priority
 
 
-def _keep(best: dict, entity: int, value: tuple[float, int, str, str]) -> None:
+def _keep(best: dict, entity: int, value: Value) -> None:
     old = best.get(entity)
     if old is None or _rank(value) > _rank(old):
         best[entity] = value

@@ -1,9 +1,9 @@
 """Chemistry-aware normalisation of chemical names and canonical identifier formatting.
 
 The normaliser removes spelling noise only: case, whitespace, dash and quote variants, Greek
-letters, subscripts, bracket shapes, hydrate notation and oxidation-state spelling. It never
-drops locants, primes, charges, stereo descriptors or brackets, so different chemicals stay
-different.
+letters, subscripts, bracket shapes, hydrate notation, oxidation-state spelling and the word
+order of inverted (CAS index) names. It never drops locants, primes, charges, stereo descriptors
+or brackets, so different chemicals stay different.
 
 >>> normalise_name("Copper (II)  Nitrate · 3 H₂O")
 'copper(ii) nitrate·3h2o'
@@ -15,9 +15,17 @@ True
 False
 >>> normalise_name("4,4′-bipyridine")
 "4,4'-bipyridine"
+>>> normalise_name("(±)-Nicotine") == normalise_name("(+/-)-nicotine") == "(+-)-nicotine"
+True
+>>> normalise_name("Benzene, 1-chloro-2-iodo-, (S)-"), normalise_name("Acetic acid, vinyl ester")
+('(s)-1-chloro-2-iodobenzene', 'acetic acid vinyl ester')
 >>> squeeze(normalise_name("2,3-dihydroxy-benzoic acid")) == squeeze("2,3-dihydroxybenzoic acid")
 True
 >>> protected_signature("cis-1,2-dichloroethene") == protected_signature("trans-1,2-dichloroethene")
+False
+>>> protected_signature("(2e)-2-butenal") == protected_signature("(2z)-2-butenal")
+False
+>>> protected_signature("methyl parasept") == protected_signature("ethyl parasept")
 False
 """
 
@@ -67,8 +75,18 @@ _STEREO_WORDS = (
     "cis", "trans", "e", "z", "r", "s", "d", "l", "dl", "rac", "meso", "endo", "exo", "syn",
     "anti", "o", "m", "p", "n", "sec", "tert", "t", "iso", "neo", "ortho", "meta", "para",
 )
+# a comma ending a clause of an inverted name ("benzene, 1-chloro-, (s)-"): after a word of
+# three or more letters, a prefix's hyphen or an oxidation state; commas after digits, single
+# letters or Greek words separate locants
+_CLAUSE_COMMA = re.compile(r"(?:(?<=[a-z]{3})|(?<=-)|(?<=[a-z]\))),\s*")
+_SIGNED = re.compile(r"\([^()]*[+-]\)")  # "(-)", "(+-)", "(2-)": signs, not dashes
+_DESCRIPTOR = re.compile(r"^\([^()]*\)-$")  # a whole bracketed stereo descriptor: "(+-)-"
+_GREEK_END = re.compile(rf"\b(?:{_GREEK_WORDS})$")
+# carbon-chain stems: "methyl" and "ethyl" are one letter apart and different chemicals
+_CHAIN_STEMS = ("meth", "eth", "prop", "but", "pent", "hex", "hept", "oct", "non", "dec")
 _PROTECTED = re.compile(
     rf"\d+|\((?:{'|'.join(_ROMAN)})\)|[+-]\)|'+|\b(?:{'|'.join(_STEREO_WORDS)}|{_GREEK_WORDS})\b"
+    rf"|(?<=\d)[ezrs]\b|{'|'.join(_CHAIN_STEMS)}"
 )
 
 
@@ -84,7 +102,11 @@ def normalise_name(name: str) -> str:
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
     if "." in text:
         text = _DOTTED_GREEK.sub(r"\1", text)
+    if "+/-" in text or "±" in text:  # racemates: "(+/-)", "(±)" and "(+-)" alike
+        text = text.replace("+/-", "+-").replace("±", "+-")
     text = " ".join(text.translate(_BRACKETS).split())
+    if "," in text:
+        text = _uninvert(text)
     if "hydrate" in text:
         text = _HYDRATE_WORD.sub(_hydrate_from_word, text)
     if "h2o" in text:
@@ -103,21 +125,65 @@ def normalise_name(name: str) -> str:
     return text.strip()
 
 
+def _uninvert(text: str) -> str:
+    """An inverted name in reading order: "parent, prefix-, (stereo)-, modifier" becomes
+    "(stereo)-prefix-parent modifier". Only clause commas and a joining hyphen go, so the
+    protected signature is unchanged."""
+    cuts = [m for m in _CLAUSE_COMMA.finditer(text) if not _GREEK_END.search(text, 0, m.start())]
+    if not cuts:
+        return text
+    bounds = [0, *(m.start() for m in cuts), len(text)]
+    starts = [0, *(m.end() for m in cuts)]
+    parent, *clauses = (text[a:b].strip() for a, b in zip(starts, bounds[1:], strict=True))
+    prefixes = [c for c in clauses if c.endswith("-")]
+    joined = "".join(reversed(prefixes))
+    if prefixes and parent[:1].isalpha() and not _DESCRIPTOR.match(prefixes[0]):
+        joined = joined[:-1]  # "1-methyl-" + "benzene": "1-methylbenzene"; "(-)-limonene" stays
+    return " ".join([joined + parent, *(c for c in clauses if not c.endswith("-") and c)])
+
+
 def _hydrate_from_word(match: re.Match[str]) -> str:
     return f"·{_NUMBER_WORDS[match.group(1)] if match.group(1) else 'x'}h2o"
 
 
 def squeeze(normalised: str) -> str:
-    """Coarser key: a normalised name without spaces and hyphens (spacing/dash variants)."""
-    return normalised.replace(" ", "").replace("-", "")
+    """Coarser key: a normalised name without spaces and hyphens (spacing/dash variants).
 
-
-def protected_signature(normalised: str) -> tuple[tuple[str, int], ...]:
-    """Locants, primes, charges, oxidation states and stereo words of a normalised name.
-
-    Two names with different signatures never denote the same chemical by fuzzy similarity.
+    >>> squeeze("(+-)-trans-2-phenyl cyclopropanamine"), squeeze("(+)-nicotine")
+    ('(+-)trans2phenylcyclopropanamine', '(+)nicotine')
     """
-    return tuple(sorted(Counter(_PROTECTED.findall(normalised)).items()))
+    return _strip(normalised, " -")
+
+
+def skeleton(normalised: str) -> str:
+    """The fuzzy tier's form: also without round brackets, which are often optional around a
+    substituent ("trichloro(ethyl)silane", "trichloroethylsilane"). Bracketed signs and charges
+    stay, and the protected signature still compares the full names.
+
+    >>> skeleton("bromo(nitro)methane"), skeleton("(-)-limonene"), skeleton("copper(2+)")
+    ('bromonitromethane', '(-)limonene', 'copper(2+)')
+    """
+    return _strip(normalised, " -()")
+
+
+def _strip(text: str, chars: str) -> str:
+    """`text` without `chars`, except inside a bracketed sign or charge ("(+-)", "(2-)")."""
+    table = str.maketrans("", "", chars)
+    if "-)" not in text and "+)" not in text:
+        return text.translate(table)
+    parts, last = [], 0
+    for match in _SIGNED.finditer(text):
+        parts += [text[last:match.start()].translate(table), match.group(0)]
+        last = match.end()
+    return "".join([*parts, text[last:].translate(table)])
+
+
+def protected_signature(normalised: str) -> str:
+    """Locants, primes, charges, oxidation states, stereo descriptors and carbon-chain stems of
+    a normalised name, as a sorted multiset. Two names with different signatures never denote
+    the same chemical by fuzzy similarity.
+    """
+    return " ".join(sorted(_PROTECTED.findall(normalised)))
 
 
 # ---- identifiers -------------------------------------------------------------------------
@@ -126,7 +192,13 @@ IDENTIFIER_KINDS = ("inchikey", "inchi", "smiles", "cas", "cid", "formula")
 _INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
 _CAS = re.compile(r"^(\d{2,7})-(\d{2})-(\d)$")
 _INCHI_BODY = re.compile(r"^1S?/[0-9]*[A-Z][A-Za-z0-9.()*]*(/\S*)?$")
-_FORMULA = re.compile(r"^(?:[A-Z][a-z]?\d*)+$")
+_FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)|([(\[])|([)\]])(\d*)")
+_FORMULA_PART = re.compile(r"^(\d*)(.+)$")
+# a trailing charge: "-", "+2", or "4-" after a bracketed ion ("[Fe(CN)6]4-")
+_FORMULA_CHARGE = re.compile(r"(?<=[)\]])\d*[+-]$|[+-]\d*$")
+# D (deuterated solvents) but not T: "THF" is no formula
+_SYMBOLS = frozenset(e.symbol for e in periodic_table) | {"D"}
+_HYDROGENS = ("H", "D")  # PubChem writes D right after H
 
 
 def canonical_identifier(kind: str, value: str) -> str | None:
@@ -157,11 +229,74 @@ def canonical_identifier(kind: str, value: str) -> str | None:
     if kind == "cid":
         return str(int(value)) if value.isdigit() and int(value) > 0 else None
     if kind == "formula":
-        value = value.replace(" ", "")
-        return value if _FORMULA.match(value) else None
+        return hill_formula(value)
     if kind == "smiles":
         return value if value and " " not in value else None
     raise ValueError(f"unknown identifier kind {kind!r}")
+
+
+def hill_formula(text: str) -> str | None:
+    """A molecular formula in Hill order over its whole composition (C, H, then alphabetical;
+    without C all alphabetical; D right after H, as PubChem writes it), or None when
+    `text` is not a formula.
+
+    >>> hill_formula("Cu(NO3)2·3H2O"), hill_formula("VCl3"), hill_formula("[Fe(CN)6]4-")
+    ('CuH6N2O9', 'Cl3V', 'C6FeN6-4')
+    >>> hill_formula("CH3CH2OH"), hill_formula("VOSO4·xH2O"), hill_formula("THF")
+    ('C2H6O', None, None)
+    >>> hill_formula("[Cu2]"), hill_formula("[Cu(NH3)4]SO4")
+    (None, 'CuH12N4O4S')
+    """
+    text = unicodedata.normalize("NFKC", text).replace(" ", "")
+    if text.startswith("[") and text.endswith("]"):
+        return None  # a building-unit fragment ("[Cu2]", "[(C6H4)(CO2)2]"), not a species
+    charge = _FORMULA_CHARGE.search(text)
+    body = text[:charge.start()] if charge else text
+    counts: Counter[str] = Counter()
+    for part in re.split(f"[{re.escape(_HYDRATE_DOTS)}]", body):
+        match = _FORMULA_PART.match(part)
+        part_counts = _formula_counts(match.group(2)) if match else None
+        if part_counts is None:
+            return None
+        for symbol, n in part_counts.items():
+            counts[symbol] += n * int(match.group(1) or 1)
+    order = sorted(counts, key=lambda s: _hill_key(s, carbon="C" in counts))
+    formula = "".join(s + (str(counts[s]) if counts[s] > 1 else "") for s in order)
+    if charge:
+        sign, digits = charge.group(0).strip("0123456789"), charge.group(0).strip("+-")
+        formula += sign + (digits if digits not in ("", "1") else "")
+    return formula
+
+
+def _hill_key(symbol: str, *, carbon: bool) -> tuple[str, int]:
+    if symbol in _HYDROGENS:
+        return ("", 1 + _HYDROGENS.index(symbol)) if carbon else ("H", _HYDROGENS.index(symbol))
+    return ("", 0) if carbon and symbol == "C" else (symbol, 0)
+
+
+def _formula_counts(text: str) -> Counter[str] | None:
+    """Element counts of one formula part with nested groups, or None."""
+    stack: list[Counter[str]] = [Counter()]
+    pos = 0
+    while pos < len(text):
+        match = _FORMULA_TOKEN.match(text, pos)
+        if match is None:
+            return None
+        symbol, n, opening, closing, group_n = match.groups()
+        if symbol:
+            if symbol not in _SYMBOLS:
+                return None
+            stack[-1][symbol] += int(n or 1)
+        elif opening:
+            stack.append(Counter())
+        else:
+            if len(stack) == 1:
+                return None
+            group = stack.pop()
+            for key, value in group.items():
+                stack[-1][key] += value * int(group_n or 1)
+        pos = match.end()
+    return stack[0] if len(stack) == 1 and stack[0] else None
 
 
 def _cas_valid(value: str) -> bool:
@@ -177,8 +312,8 @@ def identifiers_in(name: str) -> dict[str, str]:
 
     >>> identifiers_in("64-17-5")
     {'cas': '64-17-5'}
-    >>> identifiers_in("Cu(NO3)2")
-    {}
+    >>> identifiers_in("Cu(NO3)2"), identifiers_in("copper nitrate")
+    ({'formula': 'CuN2O6'}, {})
     """
     found = {}
     kinds = ("inchikey", "inchi", "cas", "formula") if name.startswith("InChI=") else (

@@ -6,7 +6,7 @@ A spec is YAML in ``grounding/<name>.yaml``; CURIEs are expanded with its ``pref
 >>> spec.target_class
 'http://www.theworldavatar.com/ontology/ontospecies/OntoSpecies.owl#Species'
 >>> [f.kind for f in spec.identifiers][:2], spec.thresholds.margin
-(['inchikey', 'inchi'], 8.0)
+(['inchikey', 'inchi'], 1.0)
 >>> spec_for_class("os:Species").name
 'species'
 """
