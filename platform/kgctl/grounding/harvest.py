@@ -28,7 +28,7 @@ from kgctl.grounding.sources import SparqlSource
 from kgctl.grounding.spec import GroundingSpec, PathField
 from kgctl.store.sparql import term_to_sparql
 
-INDEX_FORMAT = "3"
+INDEX_FORMAT = "4"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 Progress = Callable[[int, int], None]  # (rows so far, subjects so far)
 

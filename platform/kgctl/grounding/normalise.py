@@ -19,6 +19,8 @@ False
 True
 >>> normalise_name("Benzene, 1-chloro-2-iodo-, (S)-"), normalise_name("Acetic acid, vinyl ester")
 ('(s)-1-chloro-2-iodobenzene', 'acetic acid vinyl ester')
+>>> normalise_name("Benzoic acid, 3 chloro 4 methyl")  # hyphens lost: "-yl" ends a prefix too
+'3 chloro 4 methylbenzoic acid'
 >>> squeeze(normalise_name("2,3-dihydroxy-benzoic acid")) == squeeze("2,3-dihydroxybenzoic acid")
 True
 >>> protected_signature("cis-1,2-dichloroethene") == protected_signature("trans-1,2-dichloroethene")
@@ -78,15 +80,18 @@ _STEREO_WORDS = (
 # a comma ending a clause of an inverted name ("benzene, 1-chloro-, (s)-"): after a word of
 # three or more letters, a prefix's hyphen or an oxidation state; commas after digits, single
 # letters or Greek words separate locants
-_CLAUSE_COMMA = re.compile(r"(?:(?<=[a-z]{3})|(?<=-)|(?<=[a-z]\))),\s*")
+_CLAUSE_COMMA = re.compile(r"(?:(?<=[a-z]{3})|(?<=-)|(?<=[a-z]\)))\s*,\s*")
 _SIGNED = re.compile(r"\([^()]*[+-]\)")  # "(-)", "(+-)", "(2-)": signs, not dashes
+# a clause that is a substituent prefix even without its trailing hyphen ("3 chloro 4 methyl")
+_PREFIX_END = re.compile(r"(?:yl|o|oxy|ylidene)\)*$")
 _DESCRIPTOR = re.compile(r"^\([^()]*\)-$")  # a whole bracketed stereo descriptor: "(+-)-"
 _GREEK_END = re.compile(rf"\b(?:{_GREEK_WORDS})$")
 # carbon-chain stems: "methyl" and "ethyl" are one letter apart and different chemicals
 _CHAIN_STEMS = ("meth", "eth", "prop", "but", "pent", "hex", "hept", "oct", "non", "dec")
 _PROTECTED = re.compile(
-    rf"\d+|\((?:{'|'.join(_ROMAN)})\)|[+-]\)|'+|\b(?:{'|'.join(_STEREO_WORDS)}|{_GREEK_WORDS})\b"
-    rf"|(?<=\d)[ezrs]\b|{'|'.join(_CHAIN_STEMS)}"
+    rf"\d+|\((?:{'|'.join(_ROMAN)})\)|[+-]\)|'+"
+    rf"|(?<![a-z])(?:{'|'.join(_STEREO_WORDS)}|{_GREEK_WORDS})(?![a-z])"  # also "(2e)", "3beta"
+    rf"|{'|'.join(_CHAIN_STEMS)}"
 )
 
 
@@ -122,7 +127,7 @@ def normalise_name(name: str) -> str:
             if char in text:
                 text = text.replace(" " + char, char).replace(char + " ", char)
         text = text.replace(" )", ")")
-    return text.strip()
+    return text.strip(" ;,")  # PubChem synonyms may end in a stray ";"
 
 
 def _uninvert(text: str) -> str:
@@ -135,11 +140,11 @@ def _uninvert(text: str) -> str:
     bounds = [0, *(m.start() for m in cuts), len(text)]
     starts = [0, *(m.end() for m in cuts)]
     parent, *clauses = (text[a:b].strip() for a, b in zip(starts, bounds[1:], strict=True))
-    prefixes = [c for c in clauses if c.endswith("-")]
+    prefixes = [c for c in clauses if c.endswith("-") or _PREFIX_END.search(c)]
     joined = "".join(reversed(prefixes))
-    if prefixes and parent[:1].isalpha() and not _DESCRIPTOR.match(prefixes[0]):
+    if joined.endswith("-") and parent[:1].isalpha() and not _DESCRIPTOR.match(prefixes[0]):
         joined = joined[:-1]  # "1-methyl-" + "benzene": "1-methylbenzene"; "(-)-limonene" stays
-    return " ".join([joined + parent, *(c for c in clauses if not c.endswith("-") and c)])
+    return " ".join([joined + parent, *(c for c in clauses if c not in prefixes and c)])
 
 
 def _hydrate_from_word(match: re.Match[str]) -> str:
