@@ -1,7 +1,7 @@
 """A non-editable install finds the bundled ontologies: build the wheel, install it into a fresh
 venv, run ``kgctl compile`` outside the checkout. No download: the build uses this environment's
-hatchling, and the fresh venv borrows this environment's dependencies through a path file (a
-plain path line, so the editable install living there is not activated)."""
+hatchling, and the fresh venv borrows this environment's dependencies through a path file (plain
+path lines, so the editable install living there is not activated)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,10 @@ def test_wheel_install_finds_bundled_ontologies(tmp_path):
     python = venv / "bin" / "python"
     site = Path(sh(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
                    cwd=tmp_path).stdout.strip())
-    (site / "_kgctl_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # every site folder of this environment (a venv may itself borrow the system's packages)
+    borrowed = [p for p in sys.path if p.endswith("-packages")]
+    borrowed = borrowed or [sysconfig.get_paths()["purelib"]]
+    (site / "_kgctl_deps.pth").write_text("".join(p + "\n" for p in borrowed))
     sh(*pip, "--python", python, "install", "-q", "--no-deps", wheel, cwd=tmp_path)
 
     where = sh(python, "-c", "import kgctl.assets as a; print(a.asset_dir('ontologies'))",
