@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import time
 from pathlib import Path
@@ -24,12 +25,13 @@ from kgctl.assets import asset_dir
 from kgctl.chemistry.cbu import derive_units
 from kgctl.chemistry.linker import derive_linker
 from kgctl.chemistry.opsin import Opsin
-from kgctl.chemistry.sbu import _SYMBOL
+
 from kgctl.chemistry.structure import describe
 from kgctl.grounding.normalise import hill_formula
 
 # metals of the ground truth's formulas (also those no family covers: W, Pd, ...)
 METALS = {"Cu", "Zr", "V", "Fe", "Cr", "Mo", "Ni", "Co", "Mg", "W", "Pd", "Zn", "Rh"}
+SYMBOL = re.compile(r"[A-Z][a-z]?")
 
 
 def slots(folder: Path) -> list[dict]:
@@ -39,7 +41,7 @@ def slots(folder: Path) -> list[dict]:
             for i, j in ((1, 2), (2, 1)):
                 formula = (mop.get(f"cbuFormula{i}") or "").strip()
                 if formula:
-                    metal = any(s in METALS for s in _SYMBOL.findall(formula))
+                    metal = any(s in METALS for s in SYMBOL.findall(formula))
                     found.append({"paper": path.stem, "formula": formula, "metal": metal,
                                   "names": mop.get(f"cbuSpeciesNames{i}") or [],
                                   "partner": mop.get(f"cbuSpeciesNames{j}") or []})
@@ -71,12 +73,12 @@ def main() -> None:
         units = [derive_units(opsin, metal=s["partner"], linker=s["names"]) for s in organic]
         metal_units = [derive_units(opsin, metal=s["names"], linker=s["partner"]) for s in metal]
     composition = sum(u.linker is not None and u.linker.composition
-                      == hill_formula(s["formula"].strip("[]")) for s, u in zip(organic, units))
+                      == hill_formula(s["formula"].strip("[]")) for s, u in zip(organic, units, strict=True))
     exact_any = sum(u.linker is not None and s["formula"] in u.linker.spellings
-                    for s, u in zip(organic, units))
+                    for s, u in zip(organic, units, strict=True))
     exact_first = sum(u.linker is not None and s["formula"] == u.linker.formula
-                      for s, u in zip(organic, units))
-    named = [(s, u) for s, u in zip(metal, metal_units) if s["names"]]
+                      for s, u in zip(organic, units, strict=True))
+    named = [(s, u) for s, u in zip(metal, metal_units, strict=True) if s["names"]]
     metal_exact = sum(u.metal is not None and u.metal.unit == s["formula"] for s, u in named)
     figures = {
         "organic_slots": len(organic),
