@@ -25,7 +25,6 @@ from kgctl.assets import asset_dir
 from kgctl.chemistry.cbu import derive_units
 from kgctl.chemistry.linker import derive_linker
 from kgctl.chemistry.opsin import Opsin
-
 from kgctl.chemistry.structure import describe
 from kgctl.grounding.normalise import hill_formula
 
@@ -72,12 +71,13 @@ def main() -> None:
                     per_structure.append(time.perf_counter() - t0)
         units = [derive_units(opsin, metal=s["partner"], linker=s["names"]) for s in organic]
         metal_units = [derive_units(opsin, metal=s["names"], linker=s["partner"]) for s in metal]
+    pairs = list(zip(organic, units, strict=True))
     composition = sum(u.linker is not None and u.linker.composition
-                      == hill_formula(s["formula"].strip("[]")) for s, u in zip(organic, units, strict=True))
+                      == hill_formula(s["formula"].strip("[]")) for s, u in pairs)
     exact_any = sum(u.linker is not None and s["formula"] in u.linker.spellings
-                    for s, u in zip(organic, units, strict=True))
+                    for s, u in pairs)
     exact_first = sum(u.linker is not None and s["formula"] == u.linker.formula
-                      for s, u in zip(organic, units, strict=True))
+                      for s, u in pairs)
     named = [(s, u) for s, u in zip(metal, metal_units, strict=True) if s["names"]]
     metal_exact = sum(u.metal is not None and u.metal.unit == s["formula"] for s, u in named)
     figures = {
