@@ -1,6 +1,6 @@
 """Chemistry benchmark: CBU derivation from the MOP-30 ground truth's precursor names, timings.
 
-Usage: python scripts/bench_chemistry.py [--json]
+Usage: python scripts/bench_chemistry.py [--json] [--reference DIR]
 
 Each MOP of `benchmarks/mop30/cbu` has two building-unit slots with the precursor names the
 ground truth lists for them. A slot whose formula names a metal is a metal slot, the other an
@@ -10,6 +10,12 @@ exact written form is reported too. Metal: the unit derived from the metal slot'
 partner linker is compared as written. The SBU table was written knowing this benchmark.
 Timings: OPSIN start, OPSIN per name warm (median), RDKit per structure (median of describe +
 derive), in this process.
+
+With --reference (an embedded reference store, `kgctl reference build`): the ground truth's input
+chemicals grounded by their names alone (the baseline, as `kgctl ground`) and with the
+structure tier (`kgctl ground --structures`) in the same run; decisions made by a carbon formula
+alone (must be 0); and the chemicals whose names parse, with agreeing evidence (two names, or a
+stated formula), to a structure the reference lacks: the ones a minting step would add.
 """
 
 from __future__ import annotations
@@ -24,13 +30,16 @@ from pathlib import Path
 from kgctl.assets import asset_dir
 from kgctl.chemistry.cbu import derive_units
 from kgctl.chemistry.linker import derive_linker
+from kgctl.chemistry.names import resolve
 from kgctl.chemistry.opsin import Opsin
 from kgctl.chemistry.structure import describe
+from kgctl.grounding.matcher import vote
 from kgctl.grounding.normalise import hill_formula
 
 # metals of the ground truth's formulas (also those no family covers: W, Pd, ...)
 METALS = {"Cu", "Zr", "V", "Fe", "Cr", "Mo", "Ni", "Co", "Mg", "W", "Pd", "Zn", "Rh"}
 SYMBOL = re.compile(r"[A-Z][a-z]?")
+ORGANIC = re.compile(r"C(?![a-z])")  # a Hill formula with carbon starts with C
 
 
 def slots(folder: Path) -> list[dict]:
@@ -47,9 +56,54 @@ def slots(folder: Path) -> list[dict]:
     return found
 
 
+def input_chemicals(folder: Path) -> list[tuple[list[str], str | None]]:
+    """(names, stated formula) of every input chemical of the ground truth."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        for proc in json.loads(path.read_text(encoding="utf-8")).get("synthesisProcedures", []):
+            for step in proc.get("steps", []):
+                for group in step.get("inputChemicals", []):
+                    for chem in group.get("chemical", []):
+                        names = [n for n in chem.get("chemicalName", []) if n and n != "N/A"]
+                        formula = chem.get("chemicalFormula")
+                        if names:
+                            found.append((names, None if formula in (None, "N/A") else formula))
+    return found
+
+
+def grounding(reference: Path, opsin: Opsin) -> dict:
+    from kgctl.chemistry.tier import StructureTier
+    from kgctl.grounding.commands import load_matcher
+
+    matcher, _ = load_matcher("Species", endpoint=None, reference=reference,
+                              cache_dir=reference.parent / "bench-chemistry-cache", refresh=False)
+    tier = StructureTier(matcher, opsin)
+    chemicals = input_chemicals(asset_dir("benchmarks") / "mop30" / "chemicals")
+    by_names = by_structure = formula_only = mintable = 0
+    for names, formula in chemicals:
+        results = [matcher.lookup(n) for n in names]
+        plain = vote(results)[0]
+        parsed = tier.lookup(names)
+        both = vote([*results, parsed] if parsed else results)[0]
+        by_names += plain is not None
+        by_structure += both is not None
+        formula_only += (both is not None and both.method == "formula"
+                         and ORGANIC.match(both.matched) is not None)
+        if both is None and parsed is not None and not parsed.candidates:
+            resolution = resolve(opsin, names)
+            stated = hill_formula(formula) if formula else None
+            mintable += (len(resolution.agreeing) >= 2
+                         or stated == resolution.structure.formula)
+    n = len(chemicals)
+    return {"input_chemicals": n, "grounded_by_names": by_names,
+            "grounded_with_structures": by_structure, "formula_only_decisions": formula_only,
+            "mintable_with_agreeing_evidence": mintable}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--reference", type=Path, help="embedded reference store folder")
     args = parser.parse_args()
     all_slots = slots(asset_dir("benchmarks") / "mop30" / "cbu")
     organic = [s for s in all_slots if not s["metal"]]
@@ -71,6 +125,7 @@ def main() -> None:
                     per_structure.append(time.perf_counter() - t0)
         units = [derive_units(opsin, metal=s["partner"], linker=s["names"]) for s in organic]
         metal_units = [derive_units(opsin, metal=s["names"], linker=s["partner"]) for s in metal]
+        grounded = grounding(args.reference, opsin) if args.reference else {}
     pairs = list(zip(organic, units, strict=True))
     composition = sum(u.linker is not None and u.linker.composition
                       == hill_formula(s["formula"].strip("[]")) for s, u in pairs)
@@ -92,6 +147,7 @@ def main() -> None:
         "opsin_start_s": round(start_s, 3),
         "opsin_per_name_ms": round(1000 * statistics.median(per_name), 2),
         "rdkit_per_structure_ms": round(1000 * statistics.median(per_structure), 2),
+        **grounded,
     }
     if args.json:
         print(json.dumps(figures, indent=2))
@@ -108,6 +164,15 @@ def main() -> None:
     print(f"OPSIN start {start_s:.2f} s, per name warm {figures['opsin_per_name_ms']} ms "
           f"(median of {len(per_name)}); RDKit per structure "
           f"{figures['rdkit_per_structure_ms']} ms (median of {len(per_structure)})")
+    if grounded:
+        c = grounded["input_chemicals"]
+        named, structured = grounded["grounded_by_names"], grounded["grounded_with_structures"]
+        mint = grounded["mintable_with_agreeing_evidence"]
+        print(f"MOP-30 input chemicals: {c}; grounded by names {named} ({named / c:.3f}), with "
+              f"the structure tier {structured} ({structured / c:.3f}); carbon-formula-only "
+              f"decisions {grounded['formula_only_decisions']}; not in the reference but "
+              f"mintable with agreeing evidence {mint} (grounded or mintable "
+              f"{(structured + mint) / c:.3f})")
 
 
 if __name__ == "__main__":

@@ -130,3 +130,36 @@ def test_mcp_server_over_stdio():
     assert units.structured_content["metal"]["unit"] == "[Cu2]"
     assert units.structured_content["linker"]["formula"] == "[(C6H4)(CO2)2]"
     assert smiles.structured_content["inchikey"] == "LFQSCWFLJHTTHZ-UHFFFAOYSA-N"
+
+
+def test_ground_with_structures_finds_a_name_no_label_has(tmp_path):
+    from grounding_helpers import build_small_reference, iri
+    from pyoxigraph import Literal, NamedNode, Triple
+
+    from kgctl.store import open_store
+
+    reference = build_small_reference(tmp_path / "species")
+    onto = "https://www.theworldavatar.com/kg/OntoSyn/"
+    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    label = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+    chem = NamedNode("https://w3id.org/kgctl/paper/p1/ChemicalInput/tpa")
+    formula = NamedNode("https://w3id.org/kgctl/paper/p1/ChemicalInput/formula")
+    store = open_store(path=tmp_path / "kg")
+    store.write("p1", insert=[
+        Triple(chem, rdf_type, NamedNode(onto + "ChemicalInput")),
+        Triple(chem, label, Literal("4-(hydroxycarbonyl)benzoic acid")),  # no reference label
+        Triple(formula, rdf_type, NamedNode(onto + "ChemicalInput")),
+        Triple(formula, label, Literal("C8H6O4")),  # a carbon formula alone never decides
+    ])
+    store.close()
+    base = ["ground", "--reference", str(reference), "--cache-dir", str(tmp_path / "c"),
+            "--store", str(tmp_path / "kg"), "--all", "--dry-run", "--json"]
+    runner = CliRunner()
+    plain = {d["entity"]: d for d in json.loads(runner.invoke(cli, base).stdout)}
+    found = runner.invoke(cli, [*base, "--structures"])
+    assert found.exit_code == 0, found.output
+    structured = {d["entity"]: d for d in json.loads(found.stdout)}
+    assert plain[chem.value]["match"] is None
+    assert structured[chem.value]["match"]["iri"] == iri("100-21-0")
+    assert structured[chem.value]["match"]["method"] == "structure"
+    assert plain[formula.value]["match"] is None and structured[formula.value]["match"] is None

@@ -6,7 +6,7 @@ write. Re-running gives the same graph: links that are already present are not w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import NamedNode, Triple
@@ -17,6 +17,8 @@ from kgctl.grounding.spec import GroundingSpec, SourceClass
 from kgctl.store import CallRecord, GraphStore, utc_now
 from kgctl.store.sparql import term_to_sparql
 
+# an extra tier over all names of one entity (kgctl.chemistry.tier.StructureTier.lookup)
+NamesTier = Callable[[Sequence[str]], LookupResult | None]
 OWL_SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
 TOOL_NAME = "ground"
 
@@ -53,26 +55,31 @@ def source_entities(store: GraphStore, paper: str, source: SourceClass
 
 
 def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
-           names: list[str]) -> Decision:
+           names: list[str], *, structures: NamesTier | None = None) -> Decision:
     results = []
     for name in names:
         try:
             results.append(matcher.lookup(name))
         except InputError:  # e.g. control characters: that name does not vote
             continue
+    parsed = structures(names) if structures is not None else None
+    if parsed is not None:
+        results.append(parsed)
     match, votes = vote(results)
     return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
                     match=match, votes=votes, results=tuple(results))
 
 
 def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers: list[str], *,
-                mode: str = "sameas", dry_run: bool = False) -> list[Decision]:
+                mode: str = "sameas", dry_run: bool = False,
+                structures: NamesTier | None = None) -> list[Decision]:
     """Ground every source entity of `papers`; write links unless `dry_run`."""
     decisions = []
     for paper in papers:
         for source in spec.sources:
             for entity, names in source_entities(store, paper, source):
-                decision = decide(matcher, paper, source, entity, names)
+                decision = decide(matcher, paper, source, entity, names,
+                                  structures=structures)
                 if decision.match is not None and not dry_run:
                     written = _write(store, decision, mode=mode)
                     decision = decision.model_copy(update={"written": written})
