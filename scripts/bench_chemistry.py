@@ -33,7 +33,6 @@ from kgctl.chemistry.linker import derive_linker
 from kgctl.chemistry.names import resolve
 from kgctl.chemistry.opsin import Opsin
 from kgctl.chemistry.structure import describe
-from kgctl.grounding.matcher import vote
 from kgctl.grounding.normalise import hill_formula
 
 # metals of the ground truth's formulas (also those no family covers: W, Pd, ...)
@@ -72,31 +71,36 @@ def input_chemicals(folder: Path) -> list[tuple[list[str], str | None]]:
 
 
 def grounding(reference: Path, opsin: Opsin) -> dict:
+    """The production decision (`kgctl ground`) with and without the structure tier."""
     from kgctl.chemistry.tier import StructureTier
     from kgctl.grounding.commands import load_matcher
+    from kgctl.grounding.materialise import decide
 
-    matcher, _ = load_matcher("Species", endpoint=None, reference=reference,
-                              cache_dir=reference.parent / "bench-chemistry-cache", refresh=False)
+    matcher, spec = load_matcher("Species", endpoint=None, reference=reference,
+                                 cache_dir=reference.parent / "bench-chemistry-cache",
+                                 refresh=False)
     tier = StructureTier(matcher, opsin)
     chemicals = input_chemicals(asset_dir("benchmarks") / "mop30" / "chemicals")
-    by_names = by_structure = formula_only = mintable = 0
-    for names, formula in chemicals:
-        results = [matcher.lookup(n) for n in names]
-        plain = vote(results)[0]
-        parsed = tier.lookup(names)
-        both = vote([*results, parsed] if parsed else results)[0]
-        by_names += plain is not None
-        by_structure += both is not None
-        formula_only += (both is not None and both.method == "formula"
-                         and ORGANIC.match(both.matched) is not None)
-        if both is None and parsed is not None and not parsed.candidates:
+    plain_n = full_n = hydrates = structures = formula_only = mintable = 0
+    for i, (names, formula) in enumerate(chemicals):
+        plain = decide(matcher, "bench", spec.sources[0], f"e{i}", names).match
+        full = decide(matcher, "bench", spec.sources[0], f"e{i}", names,
+                      structures=tier.lookup).match
+        plain_n += plain is not None
+        full_n += full is not None
+        hydrates += full is not None and full.method == "hydrate"
+        structures += full is not None and full.method == "structure"
+        formula_only += (full is not None and full.method == "formula"
+                         and ORGANIC.match(full.matched) is not None)
+        if full is None:
             resolution = resolve(opsin, names)
             stated = hill_formula(formula) if formula else None
-            mintable += (len(resolution.agreeing) >= 2
-                         or stated == resolution.structure.formula)
-    n = len(chemicals)
-    return {"input_chemicals": n, "grounded_by_names": by_names,
-            "grounded_with_structures": by_structure, "formula_only_decisions": formula_only,
+            mintable += resolution.structure is not None and not matcher.lookup_identifier(
+                "inchikey", resolution.structure.inchikey) and (
+                len(resolution.agreeing) >= 2 or stated == resolution.structure.formula)
+    return {"input_chemicals": len(chemicals), "grounded_by_names": plain_n,
+            "grounded_with_structures_and_hydrates": full_n, "decided_by_structure": structures,
+            "hydrate_of_parent": hydrates, "formula_only_decisions": formula_only,
             "mintable_with_agreeing_evidence": mintable}
 
 
@@ -166,10 +170,13 @@ def main() -> None:
           f"{figures['rdkit_per_structure_ms']} ms (median of {len(per_structure)})")
     if grounded:
         c = grounded["input_chemicals"]
-        named, structured = grounded["grounded_by_names"], grounded["grounded_with_structures"]
+        named = grounded["grounded_by_names"]
+        structured = grounded["grounded_with_structures_and_hydrates"]
         mint = grounded["mintable_with_agreeing_evidence"]
         print(f"MOP-30 input chemicals: {c}; grounded by names {named} ({named / c:.3f}), with "
-              f"the structure tier {structured} ({structured / c:.3f}); carbon-formula-only "
+              f"the structure tier and hydrate parents {structured} ({structured / c:.3f}: "
+              f"{grounded['decided_by_structure']} by structure, "
+              f"{grounded['hydrate_of_parent']} hydrates of a parent); carbon-formula-only "
               f"decisions {grounded['formula_only_decisions']}; not in the reference but "
               f"mintable with agreeing evidence {mint} (grounded or mintable "
               f"{(structured + mint) / c:.3f})")

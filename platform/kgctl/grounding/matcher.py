@@ -79,7 +79,8 @@ class Candidate(BaseModel):
     iri: str
     label: str  # the entity's preferred label
     score: float
-    # inchikey | inchi | cas | formula | structure | abbreviation | exact | squeezed | fuzzy
+    # inchikey | inchi | cas | formula | structure | abbreviation | exact | squeezed | fuzzy,
+    # or hydrate (the anhydrous parent of a hydrate of unknown water content)
     method: str
     matched: str  # the reference label or identifier value that matched
     agrees: bool  # locants, charges and stereo descriptors agree with the name's
