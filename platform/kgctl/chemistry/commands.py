@@ -6,7 +6,7 @@ import json
 
 import click
 
-DEFAULT_PORT = 8767
+DEFAULT_PORT = 8768
 
 
 @click.group(name="chem")
@@ -74,7 +74,7 @@ def cbu(metal: tuple[str, ...], linker: tuple[str, ...], as_json: bool) -> None:
 def mcp(transport: str, port: int) -> None:
     """Serve parse_names / describe_structure / derive_* over MCP (endpoint /mcp over http).
 
-    Example: kgctl chem mcp --transport http --port 8767
+    Example: kgctl chem mcp --transport http --port 8768
     """
     from kgctl.chemistry.opsin import Opsin
     from kgctl.chemistry.server import build_server
