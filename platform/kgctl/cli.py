@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, str] = {
     "eval": "kgctl.evaluation.commands",
     "query": "kgctl.retrieval.commands",
     "serve": "kgctl.service.commands",
+    "chem": "kgctl.chemistry.commands",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -70,15 +71,20 @@ def _source_options(command):
 @click.option("--all", "all_papers", is_flag=True, help="Every paper in the store.")
 @click.option("--mode", type=click.Choice(MODES), default="sameas", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the mapping, write nothing.")
+@click.option("--structures", is_flag=True,
+              help="Also parse names to structures (OPSIN) and find them by InChIKey; needs "
+                   "kgctl[chem] and Java.")
 @click.option("--json", "as_json", is_flag=True, help="Decisions as JSON.")
 @click.pass_context
 def command(ctx: click.Context, class_name: str, endpoint: str | None, reference: Path | None,
             cache_dir: Path | None, refresh: bool, store_path: Path | None,
             papers: tuple[str, ...], all_papers: bool, mode: str, dry_run: bool,
-            as_json: bool) -> None:
+            structures: bool, as_json: bool) -> None:
     """Ground locally minted entities of paper graphs against a reference KG.
 
     Example: kgctl ground --class Species --store kg/ --all --dry-run
+
+    Example: kgctl ground --class Species --store kg/ --all --structures
     """
     ctx.obj = {"class_name": class_name, "endpoint": endpoint, "reference": reference,
                "cache_dir": cache_dir, "refresh": refresh}
@@ -98,7 +104,15 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
             raise InputError(f"unknown paper(s): {', '.join(unknown)}")
         matcher, spec = load_matcher(class_name, endpoint=endpoint, reference=reference,
                                      cache_dir=cache_dir, refresh=refresh)
-        decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run)
+        with contextlib.ExitStack() as stack:
+            tier = None
+            if structures:
+                from kgctl.chemistry.opsin import Opsin
+                from kgctl.chemistry.tier import StructureTier
+
+                tier = StructureTier(matcher, stack.enter_context(Opsin())).lookup
+            decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
+                                    structures=tier)
     finally:
         store.close()
     if as_json:

@@ -1,12 +1,13 @@
 """Matching names against a label index: identifiers, then exact, then fuzzy.
 
 Tiers, first decisive one wins: a well-formed identifier (InChIKey, InChI, CAS, formula) that
-points at one entity; the normalised name equal to a label; the squeezed name (no spaces or
-hyphens) equal to a label; rapidfuzz over the trigram-blocked skeletons of the labels (also
-without brackets) with a score threshold and a margin. A fuzzy candidate *agrees* when its
-protected signature (locants, charges, stereo, chain stems) equals the name's: agreeing
-candidates rank first, only they count as rivals for the margin ("(2,5-...)" is no rival of
-"(2,6-...)"), and a match must agree.
+points at one entity (a formula with carbon never decides: one reference species with it is no
+proof that the name meant that isomer, so it only ranks candidates); the normalised name equal
+to a label; the squeezed name (no spaces or hyphens) equal to a label; rapidfuzz over the
+trigram-blocked skeletons of the labels (also without brackets) with a score threshold and a
+margin. A fuzzy candidate *agrees* when its protected signature (locants, charges, stereo, chain
+stems) equals the name's: agreeing candidates rank first, only they count as rivals for the
+margin ("(2,5-...)" is no rival of "(2,6-...)"), and a match must agree.
 
 >>> from kgctl.grounding.index import LabelIndex
 >>> index = LabelIndex.build([
@@ -22,10 +23,17 @@ candidates rank first, only they count as rivals for the margin ("(2,5-...)" is 
 True
 >>> matcher.lookup("DMF").match.method
 'abbreviation'
+>>> index = LabelIndex.build([("ex:bpo", "label:0", "benzoyl peroxide"),
+...                           ("ex:bpo", "id:formula", "C14H10O4"), ("ex:v", "id:formula", "Cl3V")])
+>>> matcher = Matcher(index, Thresholds(fuzzy_score=90, margin=3, candidates=10))
+>>> found = matcher.lookup("C14H10O4")
+>>> found.match is None, found.candidates[0].iri, matcher.lookup("VCl3").match.iri
+(True, 'ex:bpo', 'ex:v')
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable
@@ -57,10 +65,12 @@ BLOCK_LABELS = 300
 POSTING_BUDGET = 20_000
 MIN_TRIGRAMS = 4
 # decisive methods, strongest first; used to weigh votes of several surface names
-METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "abbreviation": 3, "exact": 3,
+METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "structure": 4, "abbreviation": 3,
+                 "exact": 3,
                  "squeezed": 2, "fuzzy": 1, "formula": 1}
 # (score, -priority, method, matched text, protected signature agrees with the name)
 Value = tuple[float, int, str, str, bool]
+_ORGANIC_FORMULA = re.compile(r"C(?![a-z])")  # Hill order puts carbon first
 FUZZY_SCORER = fuzz.ratio  # chosen by scripts/bench_grounding.py (see docs/grounding.md)
 
 
@@ -69,7 +79,9 @@ class Candidate(BaseModel):
     iri: str
     label: str  # the entity's preferred label
     score: float
-    method: str  # inchikey | inchi | cas | formula | abbreviation | exact | squeezed | fuzzy
+    # inchikey | inchi | cas | formula | structure | abbreviation | exact | squeezed | fuzzy,
+    # or hydrate (the anhydrous parent of a hydrate of unknown water content)
+    method: str
     matched: str  # the reference label or identifier value that matched
     agrees: bool  # locants, charges and stereo descriptors agree with the name's
 
@@ -129,7 +141,8 @@ class Matcher:
             hits = self.index.identifiers.get(kind, {}).get(value, [])
             for e in hits:
                 _keep(best, e, (SCORE_IDENTIFIER, 0, kind, value, True))
-            if len(hits) == 1 and decided is None:
+            if len(hits) == 1 and decided is None and not (
+                    kind == "formula" and _ORGANIC_FORMULA.match(value)):
                 decided = kind
         return decided
 
@@ -214,8 +227,11 @@ class Matcher:
             return None, "no candidate"
         (top, value), runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
         score, _, method, _, agrees = value
-        if method in ("inchikey", "inchi", "cas", "formula") and decided == method:
-            return self._candidate(top, value), f"unique {method}"
+        if method in ("inchikey", "inchi", "cas", "formula"):
+            if decided == method:
+                return self._candidate(top, value), f"unique {method}"
+            return None, (f"{method} of several entities" if runner and runner[1][2] == method
+                          else f"{method} alone does not decide")
         if method in ("exact", "squeezed", "abbreviation"):
             tied = runner is not None and _rank(runner[1]) == _rank(value)
             if tied:

@@ -1,23 +1,31 @@
 """Write grounding decisions into paper graphs: owl:sameAs links or IRI rewriting.
 
+A hydrate whose water content the paper does not state ("VOSO4·xH2O") is no species of the
+reference; when its anhydrous parent grounds, the entity is linked to it by `kg:hydrateOf`
+(never sameAs, never rewritten), and the decision's method says `hydrate`.
+
 Each decision (names, candidates, scores, method) is stored as the provenance record of the
 write. Re-running gives the same graph: links that are already present are not written again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.errors import InputError
 from kgctl.grounding.matcher import Candidate, LookupResult, Matcher, vote
+from kgctl.grounding.normalise import hydrate_parent
 from kgctl.grounding.spec import GroundingSpec, SourceClass
 from kgctl.store import CallRecord, GraphStore, utc_now
 from kgctl.store.sparql import term_to_sparql
 
+# an extra tier over all names of one entity (kgctl.chemistry.tier.StructureTier.lookup)
+NamesTier = Callable[[Sequence[str]], LookupResult | None]
 OWL_SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
+HYDRATE_OF = NamedNode("https://w3id.org/kgctl/ns#hydrateOf")
 TOOL_NAME = "ground"
 
 
@@ -53,26 +61,43 @@ def source_entities(store: GraphStore, paper: str, source: SourceClass
 
 
 def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
-           names: list[str]) -> Decision:
+           names: list[str], *, structures: NamesTier | None = None) -> Decision:
+    results = _lookups(matcher, names)
+    parsed = structures(names) if structures is not None else None
+    if parsed is not None:
+        results.append(parsed)
+    match, votes = vote(results)
+    if match is None:
+        match, votes = _hydrate_of(matcher, names)
+    return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
+                    match=match, votes=votes, results=tuple(results))
+
+
+def _lookups(matcher: Matcher, names: list[str]) -> list[LookupResult]:
     results = []
     for name in names:
         try:
             results.append(matcher.lookup(name))
         except InputError:  # e.g. control characters: that name does not vote
             continue
-    match, votes = vote(results)
-    return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
-                    match=match, votes=votes, results=tuple(results))
+    return results
+
+
+def _hydrate_of(matcher: Matcher, names: list[str]) -> tuple[Candidate | None, dict[str, float]]:
+    match, votes = vote(_lookups(matcher, [p for n in names if (p := hydrate_parent(n))]))
+    return (match.model_copy(update={"method": "hydrate"}) if match else None), votes
 
 
 def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers: list[str], *,
-                mode: str = "sameas", dry_run: bool = False) -> list[Decision]:
+                mode: str = "sameas", dry_run: bool = False,
+                structures: NamesTier | None = None) -> list[Decision]:
     """Ground every source entity of `papers`; write links unless `dry_run`."""
     decisions = []
     for paper in papers:
         for source in spec.sources:
             for entity, names in source_entities(store, paper, source):
-                decision = decide(matcher, paper, source, entity, names)
+                decision = decide(matcher, paper, source, entity, names,
+                                  structures=structures)
                 if decision.match is not None and not dry_run:
                     written = _write(store, decision, mode=mode)
                     decision = decision.model_copy(update={"written": written})
@@ -83,8 +108,9 @@ def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers
 def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
     local, target = NamedNode(decision.entity), NamedNode(decision.match.iri)
     triples = list(store.triples(decision.paper))
-    if mode == "sameas":
-        link = Triple(local, OWL_SAME_AS, target)
+    if mode == "sameas" or decision.match.method == "hydrate":
+        link = Triple(local, HYDRATE_OF if decision.match.method == "hydrate" else OWL_SAME_AS,
+                      target)
         if link in triples:
             return False
         insert, delete = [link], []

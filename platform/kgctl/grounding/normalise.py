@@ -151,6 +151,22 @@ def _hydrate_from_word(match: re.Match[str]) -> str:
     return f"·{_NUMBER_WORDS[match.group(1)] if match.group(1) else 'x'}h2o"
 
 
+_UNKNOWN_HYDRATE = re.compile(
+    rf"(?:\s*[{re.escape(_HYDRATE_DOTS)}-]\s*x?|x)[xn]\s*h2o\s*$|\s+hydrate\s*$", re.IGNORECASE)
+
+
+def hydrate_parent(name: str) -> str | None:
+    """The anhydrous name of a hydrate whose water content is not stated, else None.
+
+    >>> hydrate_parent("VOSO4·xH2O"), hydrate_parent("VOSO4xxH2O")
+    ('VOSO4', 'VOSO4')
+    >>> hydrate_parent("vanadyl sulfate hydrate"), hydrate_parent("NiCl2·6H2O")
+    ('vanadyl sulfate', None)
+    """
+    parent = _UNKNOWN_HYDRATE.sub("", name.strip())
+    return parent if parent and parent != name.strip() else None
+
+
 def squeeze(normalised: str) -> str:
     """Coarser key: a normalised name without spaces and hyphens (spacing/dash variants).
 

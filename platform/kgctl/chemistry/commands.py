@@ -1,0 +1,88 @@
+"""``kgctl chem``: names to structures and building units, and the chemistry MCP server."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+DEFAULT_PORT = 8768
+
+
+@click.group(name="chem")
+def command() -> None:
+    """Chemistry: structures from names (OPSIN), identifiers (RDKit), building units.
+
+    Needs the optional part: pip install 'kgctl[chem]' (and Java for OPSIN).
+
+    Example: kgctl chem parse "terephthalic acid" H2BDC
+    """
+
+
+@command.command()
+@click.argument("names", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="The resolution as JSON.")
+def parse(names: tuple[str, ...], as_json: bool) -> None:
+    """Structure the names of ONE chemical agree on.
+
+    Example: kgctl chem parse "2,2'-bipyridine-5,5'-dicarboxylic acid" H2bpydc
+    """
+    from kgctl.chemistry.names import resolve
+    from kgctl.chemistry.opsin import Opsin
+
+    with Opsin() as opsin:
+        result = resolve(opsin, names)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    elif result.structure is None:
+        click.echo("no name parsed to a structure")
+    else:
+        s = result.structure
+        click.echo(f"{s.formula}  {s.smiles}\nInChIKey {s.inchikey}\nagreeing names: "
+                   + "; ".join(result.agreeing))
+
+
+@command.command()
+@click.option("--metal", "metal", multiple=True, required=True,
+              help="A name of the metal precursor (repeatable).")
+@click.option("--linker", "linker", multiple=True, required=True,
+              help="A name of the linker precursor (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="The units as JSON.")
+def cbu(metal: tuple[str, ...], linker: tuple[str, ...], as_json: bool) -> None:
+    """Building units of a MOP from its precursors' names.
+
+    Example: kgctl chem cbu --metal "copper(II) nitrate" --linker "isophthalic acid"
+    """
+    from kgctl.chemistry.cbu import derive_units
+    from kgctl.chemistry.opsin import Opsin
+
+    with Opsin() as opsin:
+        units = derive_units(opsin, metal=list(metal), linker=list(linker))
+    if as_json:
+        click.echo(json.dumps(units.model_dump(mode="json"), indent=2))
+        return
+    click.echo(f"metal unit:  {units.metal.unit if units.metal else '(none derived)'}"
+               + (f"  [{units.metal.family}]" if units.metal else ""))
+    click.echo(f"linker unit: {units.linker.formula if units.linker else '(none derived)'}"
+               + (f"  composition {units.linker.composition}" if units.linker else ""))
+
+
+@command.command()
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+              show_default=True)
+@click.option("--port", type=int, default=DEFAULT_PORT, show_default=True)
+def mcp(transport: str, port: int) -> None:
+    """Serve parse_names / describe_structure / derive_* over MCP (endpoint /mcp over http).
+
+    Example: kgctl chem mcp --transport http --port 8768
+    """
+    from kgctl.chemistry.opsin import Opsin
+    from kgctl.chemistry.server import build_server
+
+    with Opsin() as opsin:
+        server = build_server(opsin)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            click.echo(f"chemistry MCP server on http://127.0.0.1:{port}/mcp", err=True)
+            server.run("streamable-http", host="127.0.0.1", port=port)

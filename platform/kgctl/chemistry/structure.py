@@ -1,0 +1,73 @@
+"""Structure -> identifiers and formula with RDKit (pure functions of a SMILES string).
+
+>>> s = describe("OC(=O)c1ccc(cc1)C(O)=O")
+>>> s.formula, s.inchikey, s.smiles
+('C8H6O4', 'KKEYFWRCBNTPAC-UHFFFAOYSA-N', 'O=C(O)c1ccc(C(=O)O)cc1')
+>>> describe("not a smiles") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict
+
+from kgctl.chemistry.errors import ChemistryUnavailable
+
+
+class Structure(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    smiles: str  # RDKit canonical SMILES
+    inchi: str
+    inchikey: str
+    formula: str  # Hill order, charge appended (RDKit's CalcMolFormula)
+
+
+def rdkit():
+    """The RDKit modules used here, or one line saying how to install them."""
+    try:
+        from rdkit import Chem, RDLogger
+        from rdkit.Chem import rdMolDescriptors
+    except ImportError:
+        raise ChemistryUnavailable("RDKit is not installed: pip install 'kgctl[chem]'") from None
+    RDLogger.DisableLog("rdApp.*")  # parse failures are answers (None), not log noise
+    return Chem, rdMolDescriptors
+
+
+def molecule(smiles: str):
+    """An RDKit molecule, or None for text RDKit cannot read."""
+    chem, _ = rdkit()
+    return chem.MolFromSmiles(smiles) if smiles and len(smiles) < 2000 else None
+
+
+def describe(smiles: str) -> Structure | None:
+    mol = molecule(smiles)
+    if mol is None:
+        return None
+    chem, descriptors = rdkit()
+    inchi = chem.MolToInchi(mol) or ""
+    return Structure(smiles=chem.MolToSmiles(mol), inchi=inchi,
+                     inchikey=chem.InchiToInchiKey(inchi) if inchi else "",
+                     formula=descriptors.CalcMolFormula(mol))
+
+
+def composition(mol, atoms: set[int] | None = None) -> Counter[str]:
+    """Element counts (hydrogens included) of a molecule or of some of its atoms."""
+    counts: Counter[str] = Counter()
+    for atom in mol.GetAtoms():
+        if atoms is None or atom.GetIdx() in atoms:
+            counts[atom.GetSymbol()] += 1
+            counts["H"] += atom.GetTotalNumHs()
+    return +counts
+
+
+def hill(counts: Counter[str]) -> str:
+    """Element counts written in Hill order.
+
+    >>> hill(Counter({"O": 4, "C": 8, "H": 4})), hill(Counter({"Cu": 2}))
+    ('C8H4O4', 'Cu2')
+    """
+    carbon = "C" in counts
+    order = sorted(counts, key=lambda s: (s != "C", s != "H", s) if carbon else (s, ""))
+    return "".join(s + (str(counts[s]) if counts[s] > 1 else "") for s in order if counts[s])
