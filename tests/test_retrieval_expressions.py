@@ -95,6 +95,19 @@ def test_not_equal_with_a_property_keeps_entities_without_the_value(server):
     run(server, script)
 
 
+def test_excluding_a_value_no_row_has_is_refused(server):
+    async def script(s):
+        before = (await s.ok("new_query", template="cbu"))["sparql"]
+        for args in ({"variable": "formula"}, {"variable": "cbu",
+                                               "property": "ontomops:hasCBUFormula"}):
+            feedback = await s.refused("filter_by_value", value="[V6O6(OCH3)9(SO4)", op="!=",
+                                       **args)  # misspelt: no closing bracket
+            assert feedback["code"] == "nothing_to_exclude" and feedback["sparql"] == before
+        assert (await s.ok("show_query"))["sparql"] == before
+
+    run(server, script)
+
+
 REFUSALS = [
     ("filter_by_value", {"variable": "formula", "value": "[Cu2]", "op": "<"}, "op"),
     ("filter_by_value", {"variable": "formula", "value": "[Cu2]", "op": "~"}, "op"),

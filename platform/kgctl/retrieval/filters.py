@@ -22,7 +22,7 @@ from kgctl.retrieval.drafts import (
     required_variables,
     triple,
 )
-from kgctl.retrieval.feedback import QueryView, reject
+from kgctl.retrieval.feedback import QueryView, Rejected, reject
 from kgctl.retrieval.model import Bind, Element, Filter, Group, Minus, Values
 from kgctl.retrieval.schema import NUMERIC_TYPES, RDFS_LABEL, XSD, snake
 from kgctl.retrieval.terms import COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
@@ -82,6 +82,7 @@ class FilterTools(EngineCore):
             test = self._value_test(draft, var, datatype, value, match=match, op=test_op,
                                     ignore_case=ignore_case)
             if negate:
+                self._must_match(draft, add(draft, Filter(expr=test)), value)
                 test = Not(expr=test)
                 if var not in required_variables(draft):  # unbound differs from the value too
                     test = BinOp(op="||", left=Not(expr=Call(name="BOUND", args=(Var(name=var),))),
@@ -94,6 +95,8 @@ class FilterTools(EngineCore):
         test = self._value_test(draft, target, datatype, value, match=match, op=test_op,
                                 ignore_case=ignore_case)
         if negate:
+            self._must_match(draft, add(draft, *items, Filter(expr=test), variables=variables),
+                             value)
             block = Minus(group=Group(items=(*items, Filter(expr=test))))
             return self._commit(session, query_id, draft, add(draft, block),
                                 f"?{var} has no {self.ir.curie(prop)} value matching {value!r}")
@@ -154,6 +157,19 @@ class FilterTools(EngineCore):
                             f"?{out} = ?{q} in {self.ir.curie(unit_iri)}")
 
     # -- helpers ------------------------------------------------------------------------------
+    def _must_match(self, draft: Draft, positive: Draft, value) -> None:
+        """Refuse a negation whose value no row has: excluding it would change nothing, which
+        is most often a misspelt value."""
+        try:
+            self._dry_run(positive, draft)
+        except Rejected as rejected:
+            if rejected.feedback.code != "empty_result":
+                raise
+            raise reject("nothing_to_exclude", f"no row has the value {value!r}, so excluding "
+                         "it would change nothing", field="value", value=value,
+                         hint="check the spelling with find_entities or execute_query",
+                         sparql=draft.sparql()) from None
+
     def _value_chain(self, draft: Draft, var: str, prop: str, property: str, *, reuse: bool
                      ) -> tuple[list[Element], str, str, dict[str, str]]:
         """Patterns from ?var to the literal a value filter tests: the property's own value, or
