@@ -222,6 +222,22 @@ def test_template_says_what_it_requires_and_its_optional_form_keeps_the_rows(ser
     run(server, script)
 
 
+def test_optional_form_nests_the_optional_blocks_that_depend_on_the_required_link(server):
+    mops = reference(PREFIXES + "SELECT DISTINCT ?m WHERE { ?m a ontomops:MetalOrganicPolyhedron }")
+
+    async def script(s):
+        view = await s.ok("new_query", template="mop_optional")
+        assert view["requires"] == [] and view["sparql"].count("OPTIONAL") == 3
+        rows = (await s.ok("execute_query", limit=10_000))["rows"]
+        columns = view["columns"]
+        mop, product, formula = (columns.index(c) for c in ("mop", "product", "formula"))
+        assert sorted({(r[mop],) for r in rows}) == mops
+        lone = [r for r in rows if r[product] is None]
+        assert lone and all(r[formula] is None for r in lone)  # no formula joined freely
+
+    run(server, script)
+
+
 def test_minus_over_a_typed_path(server):
     expected = reference(PREFIXES + "SELECT DISTINCT ?l WHERE { ?s a ontosyn:ChemicalSynthesis ; "
                          "rdfs:label ?l MINUS { ?s ontosyn:hasSynthesisStep ?d . ?d a "

@@ -88,7 +88,7 @@ def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, T
         found = parse_template(path.stem, path.read_text(encoding="utf-8"), schema,
                                source=path.name)
         templates[found.name] = found
-        twin = optional_twin(found, schema)
+        twin = optional_twin(found)
         if twin is not None:
             templates[twin.name] = twin
             templates[found.name] = found.model_copy(update={
@@ -99,7 +99,7 @@ def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, T
     return templates
 
 
-def optional_twin(template: Template, schema: Schema) -> Template | None:
+def optional_twin(template: Template) -> Template | None:
     """The ``<name>_optional`` form of a file template whose root is typed and that requires
     other patterns; None when there is nothing to make optional."""
     root_typed = [i for i in template.where.items if _types_root(i, template.root)]
