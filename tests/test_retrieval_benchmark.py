@@ -1,23 +1,29 @@
-"""The question benchmark on the replayed MOP-30 graph: the share built through the tools."""
+"""The question benchmarks on the replayed MOP-30 graph: every question is built through the tools
+with the reference answer (the bundled set and the chemist set)."""
 
 from __future__ import annotations
 
+import pytest
 from retrieval_helpers import QUESTIONS, mop30_engine
 
 from kgctl.retrieval.benchmark import evaluate, load_questions
 
-MIN_QUESTIONS = 40
-MIN_SHARE = 0.9
+SETS = {"bundled": (QUESTIONS, 49), "chemist": (QUESTIONS.with_name("chemist-questions.yaml"), 16)}
 
 
-def test_benchmark_questions_are_constructible():
-    questions = load_questions(QUESTIONS)
-    assert len(questions) >= MIN_QUESTIONS
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_benchmark_questions_are_constructible(name):
+    path, count = SETS[name]
+    questions = load_questions(path)
+    assert len(questions) == count
     assert {q.level for q in questions} == {"easy", "medium", "hard", "very hard"}
     report = evaluate(mop30_engine(), questions)
     assert report.questions == len(questions)
     assert all(o.reference_rows > 0 for o in report.outcomes)  # every reference has an answer
-    assert report.share_constructible >= MIN_SHARE
-    # the rest are exactly the questions that declare their missing capability
-    declared = {q.id for q in questions if q.missing_capability}
-    assert set(report.not_constructible) == declared
+    assert report.not_constructible == {}
+    assert report.constructible == len(questions)
+
+
+def test_question_ids_are_unique_across_sets():
+    ids = [q.id for path, _ in SETS.values() for q in load_questions(path)]
+    assert len(ids) == len(set(ids)) == sum(n for _, n in SETS.values())

@@ -65,3 +65,18 @@ def test_shell_builds_a_query_and_prints_feedback(data):
 def test_help_has_an_example():
     result = CliRunner().invoke(cli, ["query", "--help"])
     assert result.exit_code == 0 and "Example: kgctl query run" in result.output
+
+
+def test_shell_reaches_the_paper_of_an_entity(data):
+    script = "\n".join([
+        'filter_by_value {"variable": "ccdc", "value": "1434668"}',
+        'add_provenance {"variable": "mop", "name": "paper"}',
+        'select {"variables": ["paper"]}',
+        'execute_query {}',
+    ])
+    result = CliRunner().invoke(cli, ["query", "shell", "--template", "mop_optional", "--data",
+                                      str(data)], input=script)
+    assert result.exit_code == 0, result.output
+    [(paper,)] = reference('PREFIX ontomops: <https://www.theworldavatar.com/kg/ontomops/> '
+                           'SELECT ?g WHERE { GRAPH ?g { ?m ontomops:hasCCDCNumber "1434668" } }')
+    assert f'"{paper}"' in result.output and '"code"' not in result.output

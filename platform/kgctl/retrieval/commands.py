@@ -15,9 +15,9 @@ from kgctl.retrieval.feedback import Rejected
 from kgctl.store.embedded import EmbeddedStore
 
 SHELL_SESSION = "shell"
-SHELL_TOOLS = ("filter_by_entity", "filter_by_value", "filter_by_quantity",
-               "add_path_constraint", "add_triple", "group_by", "aggregate", "select",
-               "order_by", "undo", "show_query", "execute_query")
+SHELL_TOOLS = ("filter_by_entity", "filter_by_value", "filter_by_quantity", "convert_quantity",
+               "add_path_constraint", "add_triple", "add_provenance", "group_by", "aggregate",
+               "nest_query", "select", "order_by", "undo", "show_query", "execute_query")
 EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entities",
                  "describe_entity")
 

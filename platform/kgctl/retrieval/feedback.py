@@ -61,6 +61,10 @@ class QueryView(Frozen):
     variables: dict[str, str]  # variable -> class or datatype (CURIE)
     columns: tuple[str, ...]
     change: str
+    # patterns of the template every row must match (rows without them are left out) and
+    # the template that keeps those rows
+    requires: tuple[str, ...] = ()
+    optional_form: str = ""
     dry_run_ms: float = 0.0
 
 

@@ -106,7 +106,8 @@ def build_server(engine: QueryEngine, *, name: str = "kgctl-query") -> MCPServer
                         op: str = "=", ignore_case: bool = True) -> CallToolResult:
         """Filter on a literal property (string: exact|contains|regex; number: op; boolean),
         on the label of the node an object property points to, or (no property) on the
-        variable's own value."""
+        variable's own value. op '!=' negates (with a property: no matching value); ordering
+        ops apply to numbers only."""
         return guarded(lambda: engine.filter_by_value(
             keys.of(ctx), query_id, variable, value, property=property, match=match, op=op,
             ignore_case=ignore_case))
@@ -121,12 +122,32 @@ def build_server(engine: QueryEngine, *, name: str = "kgctl-query") -> MCPServer
 
     def add_path_constraint(query_id: QueryId, variable: Variable, target_class: ClassName,
                             ctx: Context, option: int | None = None,
-                            target_variable: str | None = None) -> CallToolResult:
+                            target_variable: str | None = None,
+                            mode: str = "required") -> CallToolResult:
         """Join a new (or given) variable of target_class by the shortest schema path;
-        ambiguous paths come back as ranked options to choose with option=<rank>."""
+        ambiguous paths come back as ranked options to choose with option=<rank>.
+        mode: required | optional | exclude (keep only rows with no such path)."""
         return guarded(lambda: engine.add_path_constraint(
             keys.of(ctx), query_id, variable, target_class, option=option,
-            target_variable=target_variable))
+            target_variable=target_variable, mode=mode))
+
+    def convert_quantity(query_id: QueryId, variable: Variable, property: PropertyName,
+                         unit: str, ctx: Context, name: str | None = None) -> CallToolResult:
+        """New numeric variable: the quantity's value converted to `unit` from whatever unit
+        it is stored in (for aggregate, order_by, filter_by_value)."""
+        return guarded(lambda: engine.convert_quantity(
+            keys.of(ctx), query_id, variable, property, unit, name=name))
+
+    def add_provenance(query_id: QueryId, variable: Variable, ctx: Context,
+                       name: str | None = None) -> CallToolResult:
+        """New variable: the paper (named graph) that states the entity of `variable`."""
+        return guarded(lambda: engine.add_provenance(keys.of(ctx), query_id, variable,
+                                                     name=name))
+
+    def nest_query(query_id: QueryId, ctx: Context) -> CallToolResult:
+        """Turn the query into a sub-select whose columns become the variables of a new outer
+        query, to aggregate over aggregates (e.g. the mean of per-synthesis counts)."""
+        return guarded(lambda: engine.nest_query(keys.of(ctx), query_id))
 
     def add_triple(query_id: QueryId, subject: Variable, property: PropertyName, ctx: Context,
                    object: str | None = None, mode: str = "required",
@@ -176,8 +197,8 @@ def build_server(engine: QueryEngine, *, name: str = "kgctl-query") -> MCPServer
 
     for tool in (list_templates, list_classes, describe_class, find_entities, describe_entity,
                  new_query, filter_by_entity, filter_by_value, filter_by_quantity,
-                 add_path_constraint, add_triple, group_by, aggregate, select, order_by, undo,
-                 show_query, execute_query):
+                 convert_quantity, add_path_constraint, add_triple, add_provenance, group_by,
+                 aggregate, nest_query, select, order_by, undo, show_query, execute_query):
         server.add_tool(tool)
     return server
 
@@ -185,6 +206,6 @@ def build_server(engine: QueryEngine, *, name: str = "kgctl-query") -> MCPServer
 TOOL_NAMES = (
     "list_templates", "list_classes", "describe_class", "find_entities", "describe_entity",
     "new_query", "filter_by_entity", "filter_by_value", "filter_by_quantity",
-    "add_path_constraint", "add_triple", "group_by", "aggregate", "select", "order_by", "undo",
-    "show_query", "execute_query",
+    "convert_quantity", "add_path_constraint", "add_triple", "add_provenance", "group_by",
+    "aggregate", "nest_query", "select", "order_by", "undo", "show_query", "execute_query",
 )

@@ -15,6 +15,12 @@ SPARQL SELECT queries in a small line-based subset so they can become the typed 
 Body lines are triple patterns (one per line, plain predicates or ``a``),
 ``OPTIONAL { triple . triple ... }`` or ``VALUES ?v { terms }``. The first ``# var`` line
 names the root.
+
+A file template whose root is typed may also require other patterns (the ``product`` template
+requires ``?synthesis ontosyn:hasChemicalOutput ?product``): rows without them are left out. Such
+a template lists them in ``requires``, and a twin ``<name>_optional`` is generated in which they
+sit in one OPTIONAL block (with the OPTIONAL blocks that depend on them nested inside), so every
+instance of the root class is kept.
 """
 
 from __future__ import annotations
@@ -27,21 +33,10 @@ from pydantic import BaseModel, ConfigDict
 
 from kgctl.assets import asset_dir
 from kgctl.errors import InputError
-from kgctl.retrieval.model import (
-    RDF_TYPE,
-    Const,
-    Element,
-    Group,
-    Iri,
-    Optional,
-    Triple,
-    Values,
-    Var,
-)
-from kgctl.retrieval.model import (
-    Path as PropertyPath,
-)
+from kgctl.retrieval.model import Element, Group, Optional, Triple, Values
 from kgctl.retrieval.schema import RDFS_LABEL, Schema, snake
+from kgctl.retrieval.terms import RDF_TYPE, Const, Iri, Var
+from kgctl.retrieval.terms import Path as PropertyPath
 
 TEMPLATE_FOLDER = "templates"
 _TERM = r'\?[A-Za-z_]\w*|<[^>\s]*>|[A-Za-z][\w-]*:[\w-]*|"[^"]*"|\ba\b'
@@ -63,6 +58,8 @@ class Template(BaseModel):
     variables: dict[str, str]  # variable -> class or datatype IRI
     where: Group
     source: str  # "ir" or the .rq file name
+    requires: tuple[str, ...] = ()  # required patterns besides the root's type
+    optional_form: str = ""  # the template keeping the rows that lack them
 
 
 def ir_templates(schema: Schema) -> dict[str, Template]:
@@ -88,9 +85,39 @@ def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, T
     templates = ir_templates(schema)
     folder = folder if folder is not None else asset_dir("queries") / TEMPLATE_FOLDER
     for path in sorted(folder.glob("*.rq")) if folder.is_dir() else ():
-        templates[path.stem] = parse_template(path.stem, path.read_text(encoding="utf-8"),
-                                              schema, source=path.name)
+        found = parse_template(path.stem, path.read_text(encoding="utf-8"), schema,
+                               source=path.name)
+        templates[found.name] = found
+        twin = optional_twin(found)
+        if twin is not None:
+            templates[twin.name] = twin
+            templates[found.name] = found.model_copy(update={
+                "optional_form": twin.name,
+                "description": f"{found.description}; rows lacking "
+                               f"{'; '.join(found.requires)} are left out ({twin.name} keeps "
+                               "them)"})
     return templates
+
+
+def optional_twin(template: Template) -> Template | None:
+    """The ``<name>_optional`` form of a file template whose root is typed and that requires
+    other patterns; None when there is nothing to make optional."""
+    root_typed = [i for i in template.where.items if _types_root(i, template.root)]
+    if not template.requires or not any(isinstance(i, Triple) for i in root_typed):
+        return None
+    required = [i for i in template.where.items if isinstance(i, Triple) and i not in root_typed]
+    others = [i for i in template.where.items
+              if not isinstance(i, Triple) and i not in root_typed]
+    bound = set().union(*(i.variables() for i in root_typed))
+    linked = set().union(*(i.variables() for i in required)) - bound
+    nested = [o for o in others if isinstance(o, Optional) and o.variables() & linked]
+    block = Optional(group=Group(items=(*required, *nested)))
+    where = Group(items=(*root_typed, block, *(o for o in others if o not in nested)))
+    name = f"{template.name}_optional"
+    return template.model_copy(update={
+        "name": name, "where": where, "requires": (), "optional_form": "",
+        "description": f"{template.description}; keeps every ?{template.root}, also without "
+                       + "; ".join(template.requires)})
 
 
 def parse_template(name: str, text: str, schema: Schema, *, source: str) -> Template:
@@ -117,8 +144,19 @@ def parse_template(name: str, text: str, schema: Schema, *, source: str) -> Temp
     if not variables:
         raise InputError(f"template {source}: no '# var ?name class' line")
     root = next(iter(variables))
+    pm = dict(schema.ir.prefixes)
+    requires = tuple(i.render(pm, 0)[0].removesuffix(" .") for i in items
+                     if isinstance(i, Triple) and not _types_root(i, root))
     return Template(name=name, description=description or name, root=root, select=select,
-                    variables=variables, where=Group(items=tuple(items)), source=source)
+                    variables=variables, where=Group(items=tuple(items)), source=source,
+                    requires=requires)
+
+
+def _types_root(item: Element, root: str) -> bool:
+    """``?root a C`` / ``?root a ?t`` or the VALUES block of the root's type variable."""
+    if isinstance(item, Triple):
+        return item.s == Var(name=root) and item.p.steps[0].iri == RDF_TYPE
+    return isinstance(item, Values) and item.variables_ == (Var(name=f"{root}_type"),)
 
 
 def type_patterns(var: str, cls: str, schema: Schema) -> tuple[Element, ...]:

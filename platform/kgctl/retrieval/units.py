@@ -101,6 +101,18 @@ def from_base(value: float, unit: str) -> float:
     return (value - offset) / factor
 
 
+def to_unit(unit: str, target: str) -> tuple[float, float]:
+    """(factor, offset) with ``value_in_target = value * factor + offset``.
+
+    >>> factor, offset = to_unit(OM2 + "degreeCelsius", OM2 + "kelvin")
+    >>> factor, round(offset, 2), to_unit(OM2 + "hour", OM2 + "minute")
+    (1.0, 273.15, (60.0, 0.0))
+    """
+    _, factor, offset = _require(unit)
+    _, target_factor, target_offset = _require(target)
+    return factor / target_factor, (offset - target_offset) / target_factor
+
+
 def same_dimension(a: str, b: str) -> bool:
     ca, cb = conversion(a), conversion(b)
     return ca is not None and cb is not None and ca[0] == cb[0]

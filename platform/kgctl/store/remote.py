@@ -88,8 +88,10 @@ class RemoteStore:
             raise StoreError(f"endpoint {url} answered {response.status_code}: {detail}")
         return response
 
-    def _select(self, sparql: str, *, default_graphs: Iterable[NamedNode] = ()) -> QueryResult:
+    def _select(self, sparql: str, *, default_graphs: Iterable[NamedNode] = (),
+                named_graphs: Iterable[NamedNode] = ()) -> QueryResult:
         params = [("default-graph-uri", g.value) for g in default_graphs]
+        params += [("named-graph-uri", g.value) for g in named_graphs]
         response = self._send("POST", self.query_url, params=params, data={"query": sparql},
                               headers={"Accept": ACCEPT})
         media = response.headers.get("content-type", "").split(";")[0].strip()
@@ -117,8 +119,10 @@ class RemoteStore:
         if paper_id is not None:
             check_paper_id(paper_id)
             graphs = [graph_iri(paper_id)]
-        elif union:
+        elif union:  # GRAPH ?g patterns still see every named graph
             graphs = self._named_graphs()
+            return self._select(bind(sparql, bindings), default_graphs=graphs,
+                                named_graphs=graphs)
         return self._select(bind(sparql, bindings), default_graphs=graphs)
 
     def _named_graphs(self) -> list[NamedNode]:

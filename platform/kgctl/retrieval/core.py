@@ -1,0 +1,166 @@
+"""State and checks shared by the retrieval tools: the store, the schema view, the containers,
+name resolution with feedback, and the commit rule (parse back, dry-run, non-empty)."""
+
+from __future__ import annotations
+
+import time
+
+import pyoxigraph as ox
+
+from kgctl.errors import KgctlError
+from kgctl.ontology.ir import OntologyIR, PropertyInfo
+from kgctl.retrieval.containers import Container, ContainerRegistry
+from kgctl.retrieval.drafts import Draft, common_ancestor, valid_name
+from kgctl.retrieval.feedback import QueryView, reject
+from kgctl.retrieval.labels import LabelIndex
+from kgctl.retrieval.prune import prune
+from kgctl.retrieval.schema import RDFS_LABEL, XSD, Schema
+from kgctl.retrieval.stats import StoreStats
+from kgctl.retrieval.templates import Template, load_templates
+from kgctl.store.base import GraphStore
+
+_PARSER = ox.Store()  # empty: parses queries back without touching data
+
+
+class EngineCore:
+    """One store and one IR; `session` keys the containers."""
+
+    def __init__(self, store: GraphStore, ir: OntologyIR, *,
+                 registry: ContainerRegistry[Draft] | None = None):
+        self.store = store
+        self.ir = ir
+        self.stats = StoreStats.collect(store)
+        self.schema = Schema(ir, property_counts=self.stats.property_counts)
+        self.templates: dict[str, Template] = load_templates(self.schema)
+        self.labels = LabelIndex.build(store, self.schema)
+        self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
+        self.prefixes = tuple(sorted(ir.prefixes.items()))
+        self.dry_run_ms: list[float] = []
+
+    # -- the commit rule ----------------------------------------------------------------------
+    def _commit(self, session: str, query_id: str, old: Draft, new: Draft,
+                change: str) -> QueryView:
+        ms = self._dry_run(new, old)
+        self._container(session, query_id).push(new)
+        return self._view(query_id, new, change, ms)
+
+    def _dry_run(self, draft: Draft, old: Draft | None) -> float:
+        current = old.sparql() if old else ""
+        query = prune(draft.query)
+        text, counts = query.dry_run_sparql()
+        start = time.perf_counter()
+        try:
+            _PARSER.query(query.to_sparql())
+            solutions = list(self._select(text))
+        except SyntaxError as exc:
+            raise reject("invalid_query", f"the step would make invalid SPARQL: {exc}",
+                         retryable=False, sparql=current) from None
+        except (KgctlError, OSError, ValueError) as exc:
+            raise reject("store_error", f"dry run failed: {exc}", sparql=current) from None
+        ms = (time.perf_counter() - start) * 1000
+        self.dry_run_ms.append(ms)
+        empty = not solutions or (counts and int(solutions[0]["n"].value) == 0)
+        if empty:
+            raise reject("empty_result", "the step would make the query return nothing",
+                         hint="check the value with find_entities/describe_entity, widen the "
+                              "filter, or undo an earlier step", sparql=current)
+        return ms
+
+    def _select(self, text: str, bindings: dict[str, ox.NamedNode] | None = None):
+        return self.store.query(text, bindings=bindings, union=True)
+
+    def _view(self, query_id: str, draft: Draft, change: str, ms: float = 0.0) -> QueryView:
+        template = self.templates.get(draft.template)
+        return QueryView(query_id=query_id, template=draft.template, sparql=draft.sparql(),
+                         variables={v: self.ir.curie(c) for v, c in draft.variables.items()},
+                         columns=tuple(prune(draft.query).columns()), change=change,
+                         requires=template.requires if template else (),
+                         optional_form=template.optional_form if template else "",
+                         dry_run_ms=round(ms, 3))
+
+    # -- containers and names -----------------------------------------------------------------
+    def _container(self, session: str, query_id: str) -> Container[Draft]:
+        container = self.registry.get(session, query_id)
+        if container is None:
+            raise reject("unknown_query", f"no query container {query_id!r} in this session",
+                         field="query_id", value=query_id,
+                         allowed=tuple(self.registry.ids(session)),
+                         hint="start one with new_query (containers expire when idle)")
+        return container
+
+    def _draft(self, session: str, query_id: str) -> Draft:
+        return self._container(session, query_id).current
+
+    def _var(self, draft: Draft, name: str, query_id: str) -> str:
+        text = name.strip().lstrip("?$")
+        if text not in draft.variables:
+            raise reject("unknown_variable", f"no variable ?{text} in {query_id}",
+                         field="variable", value=name, allowed=tuple(sorted(draft.variables)),
+                         sparql=draft.sparql())
+        return text
+
+    def _node_var(self, draft: Draft, name: str, query_id: str) -> str:
+        """A variable that stands for nodes of a class (not literal values)."""
+        var = self._var(draft, name, query_id)
+        if draft.variables[var] not in self.ir.classes:
+            raise reject("not_a_node", f"?{var} holds a value, not a node of a class",
+                         field="variable", value=name,
+                         allowed=tuple(sorted(v for v, c in draft.variables.items()
+                                              if c in self.ir.classes)),
+                         sparql=draft.sparql())
+        return var
+
+    def _class(self, name: str, field: str, *, sparql: str = "") -> str:
+        found = self.schema.cls(name)
+        if found is None:
+            raise reject("unknown_class", f"no class {name!r} in the ontology", field=field,
+                         value=name, allowed=tuple(self.schema.near_names(name, kind="class")),
+                         hint="list_classes shows the classes with instances", sparql=sparql)
+        return found
+
+    def _property(self, name: str, draft: Draft, var: str, *, inverse: bool = False) -> str:
+        iri = self.schema.expand(name)
+        cls = draft.variables[var]
+        usable = [p for p in self.ir.properties.values() if cls in self.ir.classes and (
+            self.schema.accepts_object(p, cls) and p.kind == "object" if inverse
+            else self.schema.usable_from(cls, p) and p.domain)]
+        if iri == RDFS_LABEL and not inverse and cls in self.ir.classes:
+            return iri
+        info = self.ir.properties.get(iri)
+        if info is None and iri != RDFS_LABEL:
+            raise reject("unknown_property", f"no property {name!r} in the ontology",
+                         field="property", value=name,
+                         allowed=tuple(self.schema.near_names(name, kind="property")),
+                         sparql=draft.sparql())
+        if cls not in self.ir.classes or info not in usable:
+            raise reject("domain_mismatch", f"{self.ir.curie(iri)} does not apply to "
+                         f"?{var} ({self.ir.curie(cls)})", field="property", value=name,
+                         allowed=tuple(sorted(self.ir.curie(p.iri) for p in usable)),
+                         hint="use one of the allowed properties or add_path_constraint",
+                         sparql=draft.sparql())
+        return iri
+
+    def _range_class(self, name: str) -> str:
+        info = self.ir.properties.get(self.schema.expand(name))
+        if info is None or not info.range:
+            return XSD + "string"
+        return info.range[0]
+
+    def _domain_class(self, info: PropertyInfo | None) -> str:
+        return info.domain[0] if info and len(info.domain) == 1 else (
+            common_ancestor(self.ir, info.domain) if info else XSD + "string")
+
+    def _entity_node(self, iri: str, *, sparql: str = "") -> ox.NamedNode:
+        try:
+            return ox.NamedNode(iri.strip().strip("<>"))
+        except ValueError:
+            raise reject("invalid_value", "not an IRI", field="iri", value=iri,
+                         hint="use the iri of a find_entities candidate", sparql=sparql) from None
+
+    def _name(self, draft: Draft, name: str, *, new: bool = True) -> str:
+        """`name` when it is a valid (and, if `new`, unused) variable name, else a rejection."""
+        if not valid_name(name) or (new and name in draft.variables):
+            raise reject("invalid_name", f"{name!r} is not a usable new variable name",
+                         field="name", value=name,
+                         hint="letters, digits and _; not already used", sparql=draft.sparql())
+        return name

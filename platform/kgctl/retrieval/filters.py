@@ -1,0 +1,300 @@
+"""Filter tools: by entity, by value (with negation), by quantity range in any unit, and the
+unit conversion of a quantity into a new variable (for aggregates, ordering and projection).
+
+``op='!='`` is the complement of ``op='='``: on the variable's own value it keeps the rows whose
+value differs or is unbound; with a property it keeps the entities that have *no* matching value
+(``MINUS { ?v prop ?x FILTER(test) }``), so "linkers other than X" keeps linkers without a formula.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kgctl.ontology.ir import QuantityKind
+from kgctl.retrieval.core import EngineCore
+from kgctl.retrieval.drafts import (
+    Draft,
+    add,
+    fresh,
+    object_of,
+    object_var,
+    required_variables,
+    triple,
+)
+from kgctl.retrieval.feedback import QueryView, Rejected, reject
+from kgctl.retrieval.model import Bind, Element, Filter, Group, Minus, Values
+from kgctl.retrieval.schema import NUMERIC_TYPES, RDFS_LABEL, XSD, snake
+from kgctl.retrieval.terms import COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
+from kgctl.retrieval.units import conversion, convertible_units, to_base, to_unit
+
+RELATIVE_TOLERANCE = 1e-9  # unit conversion round-off on range bounds
+MATCH_MODES = ("exact", "contains", "regex")
+EQUALITY = ("=", "!=")
+
+
+class FilterTools(EngineCore):
+    def filter_by_entity(self, session: str, query_id: str, variable: str,
+                         entities: Sequence[str]) -> QueryView:
+        draft = self._draft(session, query_id)
+        var = self._var(draft, variable, query_id)
+        if not entities:
+            raise reject("empty_value", "give at least one entity IRI", field="entities",
+                         value=list(entities), sparql=draft.sparql())
+        rows = []
+        for iri in entities:
+            node = self._entity_node(iri, sparql=draft.sparql())
+            types = {s["t"].value
+                     for s in self._select("SELECT ?e ?t WHERE { ?e a ?t }", {"e": node})}
+            want = draft.variables[var]
+            if want in self.ir.classes and not any(self.schema.compatible(t, want) for t in types):
+                raise reject("type_mismatch", f"{iri} is not a {self.ir.curie(want)}",
+                             field="entities", value=iri,
+                             allowed=tuple(sorted(self.ir.curie(t) for t in types)),
+                             hint="filter a variable of the entity's class, or find_entities "
+                                  f"with class_name={self.ir.curie(want)}",
+                             sparql=draft.sparql())
+            rows.append((Const.node(iri),))
+        values = Values(variables_=(Var(name=var),), rows=tuple(rows))
+        return self._commit(session, query_id, draft, add(draft, values),
+                            f"?{var} restricted to {len(rows)} entity IRI(s)")
+
+    def filter_by_value(self, session: str, query_id: str, variable: str,
+                        value: str | float | bool, *, property: str | None = None,
+                        match: str = "exact", op: str = "=",
+                        ignore_case: bool = True) -> QueryView:
+        draft = self._draft(session, query_id)
+        var = self._var(draft, variable, query_id)
+        if isinstance(value, str) and not value.strip():
+            raise reject("empty_filter", "the value is empty", field="value", value=value,
+                         hint="give a non-empty value", sparql=draft.sparql())
+        if op not in COMPARISONS:
+            raise reject("invalid_value", f"unknown comparison {op!r}", field="op", value=op,
+                         allowed=COMPARISONS, sparql=draft.sparql())
+        negate, test_op = op == "!=", "=" if op == "!=" else op
+        if property is None:  # test the variable's own value
+            datatype = draft.variables[var]
+            if datatype in self.ir.classes:
+                raise reject("not_a_value", f"?{var} is a node; give the property to test",
+                             field="property", sparql=draft.sparql(),
+                             allowed=tuple(sorted(self.ir.curie(p.iri) for p in
+                                                  self.ir.properties_of(datatype))))
+            test = self._value_test(draft, var, datatype, value, match=match, op=test_op,
+                                    ignore_case=ignore_case)
+            if negate:
+                self._must_match(draft, add(draft, Filter(expr=test)), value)
+                test = Not(expr=test)
+                if var not in required_variables(draft):  # unbound differs from the value too
+                    test = BinOp(op="||", left=Not(expr=Call(name="BOUND", args=(Var(name=var),))),
+                                 right=test)
+            return self._commit(session, query_id, draft, add(draft, Filter(expr=test)),
+                                f"filter on ?{var}{' (negated)' if negate else ''}")
+        prop = self._property(property, draft, var)
+        items, target, datatype, variables = self._value_chain(draft, var, prop, property,
+                                                               reuse=not negate)
+        test = self._value_test(draft, target, datatype, value, match=match, op=test_op,
+                                ignore_case=ignore_case)
+        if negate:
+            self._must_match(draft, add(draft, *items, Filter(expr=test), variables=variables),
+                             value)
+            block = Minus(group=Group(items=(*items, Filter(expr=test))))
+            return self._commit(session, query_id, draft, add(draft, block),
+                                f"?{var} has no {self.ir.curie(prop)} value matching {value!r}")
+        return self._commit(session, query_id, draft,
+                            add(draft, *items, Filter(expr=test), variables=variables),
+                            f"filter on ?{target}")
+
+    def filter_by_quantity(self, session: str, query_id: str, variable: str, property: str,
+                           unit: str, *, minimum: float | None = None,
+                           maximum: float | None = None) -> QueryView:
+        draft = self._draft(session, query_id)
+        var = self._var(draft, variable, query_id)
+        prop, quantity, unit_iri = self._quantity(draft, var, property, unit)
+        if minimum is None and maximum is None:
+            raise reject("empty_filter", "give minimum and/or maximum", field="minimum",
+                         sparql=draft.sparql())
+        if minimum is not None and maximum is not None and minimum > maximum:
+            raise reject("empty_filter", "minimum is above maximum", field="minimum",
+                         value=[minimum, maximum], sparql=draft.sparql())
+        items, q, value, unit_var, variables = _quantity_join(draft, var, prop, quantity)
+        factor, offset = f"{q}_factor", f"{q}_offset"
+        if not any(isinstance(i, Values) and Var(name=factor) in i.variables_
+                   for i in draft.query.where.items):
+            table = tuple((Iri(value=u), Const.number(conversion(u)[1]),
+                           Const.number(conversion(u)[2])) for u in convertible_units(unit_iri))
+            items.append(Values(variables_=(Var(name=unit_var), Var(name=factor),
+                                            Var(name=offset)), rows=table))
+        base = _linear(value, factor, offset)
+        for bound, cmp in ((minimum, ">="), (maximum, "<=")):
+            if bound is not None:
+                edge = to_base(float(bound), unit_iri)
+                slack = abs(edge) * RELATIVE_TOLERANCE * (-1 if cmp == ">=" else 1)
+                items.append(Filter(expr=BinOp(op=cmp, left=base,
+                                               right=Const.number(edge + slack))))
+        span = f"{'' if minimum is None else minimum}..{'' if maximum is None else maximum}"
+        return self._commit(session, query_id, draft, add(draft, *items, variables=variables),
+                            f"?{q} in {span} {self.ir.curie(unit_iri)} (any convertible unit)")
+
+    def convert_quantity(self, session: str, query_id: str, variable: str, property: str,
+                         unit: str, *, name: str | None = None) -> QueryView:
+        """Bind the quantity's value, converted from whatever unit it is stored in to `unit`,
+        as a new numeric variable (selected; usable by aggregate, order_by, filter_by_value)."""
+        draft = self._draft(session, query_id)
+        var = self._var(draft, variable, query_id)
+        prop, quantity, unit_iri = self._quantity(draft, var, property, unit)
+        items, q, value, unit_var, variables = _quantity_join(draft, var, prop, quantity)
+        local = unit_iri.rsplit("/", 1)[-1]
+        out = self._name(draft, name) if name else fresh(draft, f"{q}_{snake(local)}",
+                                                         taken=variables)
+        factor, offset = f"{out}_factor", f"{out}_offset"
+        table = tuple((Iri(value=u), *(Const.number(x) for x in to_unit(u, unit_iri)))
+                      for u in convertible_units(unit_iri))
+        items += [Values(variables_=(Var(name=unit_var), Var(name=factor), Var(name=offset)),
+                         rows=table),
+                  Bind(expr=_linear(value, factor, offset), var=Var(name=out))]
+        new = add(draft, *items, variables={**variables, out: XSD + "double"}, select=(out,))
+        return self._commit(session, query_id, draft, new,
+                            f"?{out} = ?{q} in {self.ir.curie(unit_iri)}")
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _must_match(self, draft: Draft, positive: Draft, value) -> None:
+        """Refuse a negation whose value no row has: excluding it would change nothing, which
+        is most often a misspelt value."""
+        try:
+            self._dry_run(positive, draft)
+        except Rejected as rejected:
+            if rejected.feedback.code != "empty_result":
+                raise
+            raise reject("nothing_to_exclude", f"no row has the value {value!r}, so excluding "
+                         "it would change nothing", field="value", value=value,
+                         hint="check the spelling with find_entities or execute_query",
+                         sparql=draft.sparql()) from None
+
+    def _value_chain(self, draft: Draft, var: str, prop: str, property: str, *, reuse: bool
+                     ) -> tuple[list[Element], str, str, dict[str, str]]:
+        """Patterns from ?var to the literal a value filter tests: the property's own value, or
+        the label of the node an object property points to. `reuse`: take the variables the
+        draft already has for these hops (else fresh ones, for a MINUS block)."""
+        def hop(subject: str, p: str, stem: str, taken: dict[str, str]) -> tuple[str, bool]:
+            if reuse:
+                return object_var(draft, subject, p, stem)
+            return fresh(draft, f"{subject}_{stem}", taken=tuple(taken)), True
+
+        items: list[Element] = []
+        variables: dict[str, str] = {}
+        stem = snake(prop).removeprefix("has_")
+        if prop == RDFS_LABEL or self.ir.properties[prop].kind != "object":
+            datatype = XSD + "string" if prop == RDFS_LABEL else self.schema.datatype_of(
+                self.ir.properties[prop])
+            target, new = hop(var, prop, stem, variables)
+            if new:
+                items.append(triple(var, prop, target))
+                variables[target] = datatype
+            return items, target, datatype, variables
+        node, new_node = hop(var, prop, stem, variables)
+        if new_node:
+            items.append(triple(var, prop, node))
+            variables[node] = self._range_class(property)
+        target, new_label = hop(node, RDFS_LABEL, f"{node}_label", variables)
+        if new_label:
+            items.append(triple(node, RDFS_LABEL, target))
+            variables[target] = XSD + "string"
+        return items, target, XSD + "string", variables
+
+    def _quantity(self, draft: Draft, var: str, property: str,
+                  unit: str) -> tuple[str, QuantityKind, str]:
+        """(property IRI, its quantity, unit IRI) after checking the unit measures it."""
+        prop = self._property(property, draft, var)
+        quantity = self.ir.quantity_of(prop)
+        if quantity is None:
+            quantity_props = [self.ir.curie(p.iri) for p in self.ir.properties.values()
+                              if self.ir.quantity_of(p.iri) and self.schema.usable_from(
+                                  draft.variables[var], p)]
+            raise reject("not_a_quantity", f"{self.ir.curie(prop)} does not point to a quantity",
+                         field="property", value=property, allowed=tuple(quantity_props),
+                         sparql=draft.sparql())
+        unit_iri = self.ir.resolve_unit(unit, quantity.iri) or (
+            self.ir.resolve_unit(unit) if conversion(self.ir.resolve_unit(unit) or "") else None)
+        if unit_iri is None or conversion(unit_iri) is None or not any(
+                conversion(u) and conversion(u)[0] == conversion(unit_iri)[0]
+                for u in quantity.units):
+            raise reject("unknown_unit", f"unit {unit!r} does not measure {quantity.label}",
+                         field="unit", value=unit,
+                         allowed=tuple(self.ir.curie(u) for u in quantity.units if conversion(u)),
+                         sparql=draft.sparql())
+        return prop, quantity, unit_iri
+
+    def _value_test(self, draft: Draft, target: str, datatype: str, value, *, match: str,
+                    op: str, ignore_case: bool) -> Expr:
+        var = Var(name=target)
+        if datatype == XSD + "boolean" or datatype in NUMERIC_TYPES:
+            if match != "exact":
+                raise reject("invalid_value", f"match={match!r} applies to text only",
+                             field="match", value=match, allowed=("exact",),
+                             sparql=draft.sparql())
+        if datatype == XSD + "boolean":
+            if op not in EQUALITY:
+                raise _not_ordered(draft, op, "a boolean")
+            if not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+                raise reject("invalid_value", f"{value!r} is not a boolean", field="value",
+                             value=value, allowed=("true", "false"), sparql=draft.sparql())
+            flag = value if isinstance(value, bool) else str(value).lower() == "true"
+            return BinOp(op=op, left=var, right=Const.boolean(flag))
+        if datatype in NUMERIC_TYPES:
+            try:
+                return BinOp(op=op, left=var, right=Const.number(float(value)))
+            except (TypeError, ValueError):
+                raise reject("invalid_value", f"{value!r} is not a number", field="value",
+                             value=value, sparql=draft.sparql()) from None
+        if op not in EQUALITY:
+            raise _not_ordered(draft, op, "text")
+        if match not in MATCH_MODES:
+            raise reject("invalid_value", f"unknown match mode {match!r}", field="match",
+                         value=match, allowed=MATCH_MODES, sparql=draft.sparql())
+        text = str(value)
+        if match == "regex":
+            try:
+                re.compile(text)
+            except re.error as exc:
+                raise reject("malformed_regex", f"malformed regular expression: {exc}",
+                             field="value", value=text, hint="escape special characters",
+                             sparql=draft.sparql()) from None
+            flags = "i" if ignore_case else ""
+            return Call(name="REGEX", args=(Call(name="STR", args=(var,)), Const.string(text),
+                                            Const.string(flags)))
+        subject = Call(name="STR", args=(var,))
+        if ignore_case:
+            subject, text = Call(name="LCASE", args=(subject,)), text.lower()
+        if match == "contains":
+            return Call(name="CONTAINS", args=(subject, Const.string(text)))
+        return BinOp(op="=", left=subject, right=Const.string(text))
+
+
+def _not_ordered(draft: Draft, op: str, what: str):
+    return reject("invalid_value", f"{op!r} does not apply to {what}", field="op", value=op,
+                  allowed=EQUALITY, hint="ordering comparisons apply to numbers; use op='!=' "
+                                         "to negate a text or boolean test",
+                  sparql=draft.sparql())
+
+
+def _quantity_join(draft: Draft, var: str, prop: str, quantity: QuantityKind
+                   ) -> tuple[list[Element], str, str, str, dict[str, str]]:
+    """(patterns, quantity var, value var, unit var, new variables) for ``?var prop ?q`` with
+    its numerical value and unit, reusing what the draft already has."""
+    q, new = object_var(draft, var, prop, snake(prop).removeprefix("has_"))
+    items: list[Element] = [triple(var, prop, q)] if new else []
+    value = object_of(draft, q, quantity.value_property) or f"{q}_value"
+    unit_var = object_of(draft, q, quantity.unit_property) or f"{q}_unit"
+    if not object_of(draft, q, quantity.value_property):
+        items.append(triple(q, quantity.value_property, value))
+    if not object_of(draft, q, quantity.unit_property):
+        items.append(triple(q, quantity.unit_property, unit_var))
+    variables = {value: XSD + "double", unit_var: quantity.unit_category}
+    if new:
+        variables[q] = quantity.iri
+    return items, q, value, unit_var, variables
+
+
+def _linear(value: str, factor: str, offset: str) -> BinOp:
+    return BinOp(op="+", left=BinOp(op="*", left=Var(name=value), right=Var(name=factor)),
+                 right=Var(name=offset))

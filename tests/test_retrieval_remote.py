@@ -1,0 +1,54 @@
+"""The paper of an entity on the remote backend: the query tools over a real `oxigraph serve`
+(the union of the paper graphs is the default graph there; GRAPH ?paper must still see them)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+from retrieval_helpers import mop30_store
+from store_helpers import OxigraphServer
+
+from kgctl.ontology.loader import default_ir
+from kgctl.retrieval.engine import QueryEngine
+from kgctl.retrieval.server import build_server
+from kgctl.store import open_store
+
+PAPERS = ("10.1039_C5DT04764A", "10.1021_acsami.8b02015")
+PER_PAPER = """PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>
+SELECT ?g (COUNT(DISTINCT ?s) AS ?n) WHERE { GRAPH ?g { ?s a ontosyn:ChemicalSynthesis } }
+GROUP BY ?g"""
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory):
+    server = OxigraphServer(tmp_path_factory.mktemp("oxigraph"))
+    try:
+        store = open_store(endpoint=server.url)
+        for paper in PAPERS:
+            store.import_data(mop30_store().export(paper_id=paper))
+        yield store
+    finally:
+        server.stop()
+
+
+def test_paper_of_an_entity_on_a_remote_store(remote):
+    expected = sorted((r["g"].value, r["n"].value) for r in remote.query(PER_PAPER, union=True))
+    server = build_server(QueryEngine(remote, default_ir()))
+
+    async def main():
+        async with Client(server, mode="legacy") as client:
+            made = await client.call_tool("new_query", {"template": "synthesis"})
+            q = made.structured_content["query_id"]
+            for tool, args in (("add_provenance", {"variable": "synthesis", "name": "paper"}),
+                               ("group_by", {"variables": ["paper"]}),
+                               ("aggregate", {"function": "COUNT", "variable": "synthesis",
+                                              "distinct": True})):
+                result = await client.call_tool(tool, {"query_id": q, **args})
+                assert not result.is_error, result.structured_content
+            answer = await client.call_tool("execute_query", {"query_id": q})
+            return sorted(tuple(r) for r in answer.structured_content["rows"])
+
+    rows = anyio.run(main)
+    assert [g for g, _ in expected] == [f"https://w3id.org/kgctl/paper/{p}" for p in sorted(PAPERS)]
+    assert rows == expected
