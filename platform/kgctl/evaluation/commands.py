@@ -8,11 +8,19 @@ from pathlib import Path
 import click
 
 from kgctl.assets import asset_dir
-from kgctl.errors import InputError
-from kgctl.evaluation.loader import load_benchmark
-from kgctl.evaluation.report import Report, score
+from kgctl.errors import DataRejected, InputError
+from kgctl.evaluation.loader import Loaded, load_benchmark
+from kgctl.evaluation.report import Report, score_both
+from kgctl.evaluation.source import SourceKind, default_ontology_files, make_source
 
 BENCHMARKS = ("mop30",)
+SCORERS = ("strict/1", "caseless/1")
+
+
+def source_for(kind: SourceKind, *, benchmark: str | None = None, **details: str | None):
+    """The Source of an evaluation over the default ontologies, naming both scorers."""
+    return make_source(kind, ontology=default_ontology_files(), benchmark=benchmark,
+                       scorers=SCORERS, **details)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
@@ -25,14 +33,38 @@ def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
-    m = report.micro
-    click.echo(f"micro P {m.precision:.3f} R {m.recall:.3f} F1 {m.f1:.3f}  "
-               f"(TP {m.tp} FP {m.fp} FN {m.fn})")
-    for name, c in report.categories.items():
-        click.echo(f"  {name:17s} P {c.precision:.3f} R {c.recall:.3f} F1 {c.f1:.3f}")
-    click.echo(f"macro F1 {report.macro['f1']:.3f}; {len(report.problems)} problem(s)")
-    for problem in report.problems:
-        click.echo(f"  problem: {problem}")
+    for line in summary_lines(report):
+        click.echo(line)
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The terminal summary: source first, then both scorers' figures and the problems."""
+    lines = [] if report.source is None else [f"source: {report.source.first_line}"]
+    for part in (report, report.compatible):
+        if part is None:
+            continue
+        m = part.metrics(part.micro)
+        lines.append(f"[{part.scorer}] micro P {m['precision']:.3f} R {m['recall']:.3f} "
+                     f"F1 {m['f1']:.3f}  (TP {m['tp']} FP {m['fp']} FN {m['fn']})")
+        for name, counts in part.categories.items():
+            c = part.metrics(counts)
+            lines.append(f"  {name:17s} P {c['precision']:.3f} R {c['recall']:.3f} "
+                         f"F1 {c['f1']:.3f}")
+    lines.append(f"macro F1 {report.macro['f1']:.3f}; {len(report.problems)} problem(s)")
+    lines += [f"  problem: {problem}" for problem in report.problems]
+    return lines
+
+
+def _load_scorable(root: Path, side: str) -> Loaded:
+    """A records folder with at least one readable document; else one error (exit 2)."""
+    if not root.exists():
+        raise InputError(f"no such {side} folder: {root}")
+    loaded = load_benchmark(root)
+    if not loaded.docs:
+        first = loaded.problems[0] if loaded.problems else None
+        raise InputError(f"no readable {side} record under {root}"
+                         + (f"; first problem: {first}" if first else ""))
+    return loaded
 
 
 @click.group(name="eval")
@@ -55,9 +87,18 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
                   out: Path | None) -> None:
     """Score JSON records against JSON records.
 
+    Exit 2 when a folder is missing or holds no readable record; exit 1 (after the report)
+    when some files could not be read or validated.
+
     Example: kgctl eval score --gold benchmarks/mop30 --pred runs/out --html report.html
     """
-    _emit(score(load_benchmark(gold), load_benchmark(pred)), as_json=as_json, html=html, out=out)
+    gold_docs, pred_docs = _load_scorable(gold, "gold"), _load_scorable(pred, "pred")
+    source = source_for("records", origin=str(pred))
+    _emit(score_both(gold_docs, pred_docs, source=source), as_json=as_json, html=html, out=out)
+    unreadable = len(gold_docs.problems) + len(pred_docs.problems)
+    if unreadable:
+        raise DataRejected(f"{unreadable} input file(s) could not be read or validated "
+                           "(listed as problems); their records were not scored")
 
 
 @command.command(name="run")
@@ -75,7 +116,6 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
     """
     from rich.progress import track
 
-    from kgctl.evaluation.loader import Loaded
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
 
@@ -93,7 +133,8 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
             problems.extend(part.problems)
     finally:
         store.close()
-    report = score(gold, Loaded(docs=docs, problems=tuple(problems)))
+    source = source_for("store", benchmark=benchmark, origin=endpoint or str(store_path))
+    report = score_both(gold, Loaded(docs=docs, problems=tuple(problems)), source=source)
     _emit(report, as_json=as_json, html=html, out=out)
 
 
@@ -163,7 +204,6 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
     """
     from rich.progress import Progress
 
-    from kgctl.evaluation.loader import Loaded
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
@@ -183,7 +223,8 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
             task = progress.add_task("building papers", total=len(chosen))
             builds = run_oracle(store, root, papers=chosen, traces=traces,
                                 step=lambda _: progress.advance(task))
-        report = score(gold, read_out_loaded(store, chosen))
+        report = score_both(gold, read_out_loaded(store, chosen),
+                            source=source_for("round_trip", benchmark=benchmark))
     finally:
         store.close()
     findings = [f for b in builds for f in b.findings]
