@@ -92,6 +92,11 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
             return
         summaries = run_extraction(store, list(papers), supplementary=supplementary,
                                    replace=replace, **llm)
+        from kgctl.evaluation.runs_page import RUN_REPORT_HTML, write_run_report
+
+        write_run_report(llm["out"] or DEFAULT_RUNS, store=store)
+        if not as_json:
+            _err.print(f"run report: {(llm['out'] or DEFAULT_RUNS) / RUN_REPORT_HTML} (+ .json)")
     finally:
         store.close()
     _print_summaries(summaries, as_json=as_json)

@@ -244,3 +244,90 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
                f"{sum(b.rejected for b in builds)} rejected, {len(findings)} finding(s)")
     for finding in findings:
         click.echo(f"  shortfall: {finding}")
+
+
+@command.command(name="evidence")
+@click.option("--store", "store_path", type=click.Path(path_type=Path), required=True,
+              help="store folder holding the paper")
+@click.option("--paper", required=True, help="paper id (see `kgctl store papers`)")
+@click.option("--text", "text_file", type=click.Path(path_type=Path),
+              help="the paper file (PDF, Markdown, text), when its text is not in the store")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="HTML file to write (self-contained)")
+@click.option("--json", "as_json", is_flag=True, help="print the located quotes as JSON")
+def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, out: Path,
+                     as_json: bool) -> None:
+    """Write the evidence view of an extracted paper: its text with every quote highlighted
+    and linked to the call and entities behind it; quotes not in the text are flagged.
+
+    Example: kgctl eval evidence --store kgctl-data/store --paper 10.1021_ic050460z --out ev.html
+    """
+    from kgctl.agent.ingest import load_document
+    from kgctl.errors import StoreError
+    from kgctl.evaluation.evidence import view_from_store
+    from kgctl.evaluation.evidence_page import render_page
+    from kgctl.store import open_store
+
+    if not store_path.is_dir():
+        raise InputError(f"no such store: {store_path}")
+    text = load_document(text_file, paper_id=paper).text if text_file else None
+    store = open_store(path=store_path)
+    try:
+        if paper not in store.papers():
+            raise StoreError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
+        view = view_from_store(store, paper, text=text)
+    finally:
+        store.close()
+    out.write_text(render_page(view), encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps(view.model_dump(mode="json", exclude={"text"})
+                              | {"flagged": [s.seq for s in view.flagged]}, indent=2))
+        return
+    click.echo(f"{paper}: {len(view.spans)} quotes, {len(view.flagged)} not in the text, "
+               f"{len(view.without_evidence)} calls without a quote; wrote {out}")
+    if view.text is None:
+        click.echo("note: the paper text is not stored; give --text FILE to place the quotes")
+
+
+@command.command(name="runs")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="store the run wrote into (adds each paper's final graph size)")
+@click.option("--html", type=click.Path(path_type=Path),
+              help="HTML file (default FOLDER/run-report.html)")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="JSON file (default FOLDER/run-report.json)")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
+                 out: Path | None, as_json: bool) -> None:
+    """Run report of `kgctl extract`: per paper and step, model turns, tokens, cost, calls
+    accepted / refused (by code) / repaired, time and graph size, with a batch summary.
+
+    Example: kgctl eval runs kgctl-data/runs --store kgctl-data/store
+    """
+    from kgctl.evaluation.runs_page import write_run_report
+    from kgctl.store import open_store
+
+    if not folder.is_dir():
+        raise InputError(f"no such run folder: {folder}")
+    if not any(folder.glob("*.trace.json")):
+        raise InputError(f"no run traces (*.trace.json) in {folder}")
+    if store_path is not None and not store_path.is_dir():
+        raise InputError(f"no such store: {store_path}")
+    store = open_store(path=store_path) if store_path is not None else None
+    try:
+        report = write_run_report(folder, store=store, html_path=html, json_path=out)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    click.echo(f"source: {report.source.first_line}")
+    b = report.batch()
+    cost = "n/a" if b["cost_usd"] is None else f"{b['cost_usd']:.4f}"
+    click.echo(f"{b['papers']} papers {b['by_status']}: {b['turns']} turns, tokens "
+               f"{b['prompt_tokens']}/{b['completion_tokens']}, cost {cost} USD; calls "
+               f"{b['accepted']} accepted, {b['refused']} refused, {b['repaired']} repaired")
+    for problem in report.problems:
+        click.echo(f"  problem: {problem}")

@@ -57,11 +57,11 @@ def write_html(report: Report, path: Path, *, title: str = "kgctl evaluation",
         f"<title>{html.escape(headline)}</title><style>{STYLE}</style></head><body>",
         _source(report, title),
         _summary_table(report),
-        _img(_category_bars(report), "per-category precision, recall and F1 (strict scorer)"),
-        _img(_paper_bars(report), "micro F1 per paper, sorted (strict scorer)"),
+        figure(_category_bars(report), "per-category precision, recall and F1 (strict scorer)"),
+        figure(_paper_bars(report), "micro F1 per paper, sorted (strict scorer)"),
         _paper_table(report),
         *sections,
-        _img(_field_bars(report), "field error anatomy"),
+        figure(_field_bars(report), "field error anatomy"),
         _fields_table(report),
         _problems(report),
         SORT_SCRIPT,
@@ -85,14 +85,14 @@ def _source(report: Report, title: str) -> str:
             f"ontology: {files}</p>")
 
 
-def _png(fig) -> str:
+def png_data(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _img(data: str, alt: str) -> str:
+def figure(data: str, alt: str) -> str:
     return f"<h2>{alt.capitalize()}</h2><img alt='{alt}' src='data:image/png;base64,{data}'>"
 
 
@@ -121,7 +121,7 @@ def _category_bars(report: Report) -> str:
     ax.set_ylim(y_floor(shown), 1.0 + (1.0 - y_floor(shown)) * 0.25)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_ylabel("score")
-    return _png(fig)
+    return png_data(fig)
 
 
 def _paper_f1(report: Report) -> dict[str, float]:
@@ -136,7 +136,7 @@ def _paper_bars(report: Report) -> str:
     ax.set_xlim(y_floor([f for _, f in ranked]), 1.0)
     ax.set_xlabel("micro F1 of the paper")
     ax.tick_params(axis="y", labelsize=7)
-    return _png(fig)
+    return png_data(fig)
 
 
 def _field_bars(report: Report) -> str:
@@ -149,7 +149,7 @@ def _field_bars(report: Report) -> str:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if not rows:
         ax.set_title("no field errors")
-    return _png(fig)
+    return png_data(fig)
 
 
 def _cells(summary: dict) -> str:
