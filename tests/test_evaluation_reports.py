@@ -183,3 +183,32 @@ def test_run_report_counts_turns_refusals_and_repairs(tmp_path: Path, no_llm_env
     assert batch["triples"] > 0 and batch["by_status"] == {"complete": 1}
     empty = CliRunner().invoke(cli, ["eval", "runs", str(tmp_path)])
     assert empty.exit_code == 2 and empty.output.startswith("error: no run traces")
+
+
+@pytest.mark.skipif(shutil.which("/usr/bin/chromium") is None,
+                    reason="Debian chromium not installed at /usr/bin/chromium")
+def test_per_paper_table_sorts_in_chromium(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    gold, pred = _records(tmp_path / "gold", GOLD_CBU), _records(tmp_path / "pred", PRED_CBU)
+    for root in (gold, pred):  # a second paper, perfect on both sides
+        for category in ("steps", "chemicals", "characterisation", "cbu"):
+            shutil.copy(gold / category / "p1.json", root / category / "p2.json")
+    page_file = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["eval", "score", "--gold", str(gold), "--pred", str(pred),
+                                      "--html", str(page_file)])
+    assert result.exit_code == 0, result.output
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
+                                             args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            first = page.locator("#papers tbody tr td:first-child")
+            assert first.all_inner_texts() == ["p1", "p2"]
+            page.locator("#papers th", has_text="micro F1").click()
+            assert first.all_inner_texts() == ["p1", "p2"]  # ascending: p1 is the worse
+            page.locator("#papers th", has_text="micro F1").click()
+            assert first.all_inner_texts() == ["p2", "p1"]
+        finally:
+            browser.close()

@@ -32,7 +32,9 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 STORE_TEXT = "INSERT { GRAPH ?g { ?g ?p ?t } } WHERE { }"
 DROP_TEXT = "DELETE { GRAPH ?g { ?g ?p ?t } } WHERE { GRAPH ?g { ?g ?p ?t } }"
 TEXT_QUERY = "SELECT ?t WHERE { GRAPH ?g { ?g ?p ?t } }"
-LABEL_QUERY = f"SELECT ?s ?l WHERE {{ ?s <{RDFS_LABEL}> ?l }}"
+# an entity's name as shown: its label and the local name of its class
+LABEL_QUERY = (f"SELECT ?s ?l ?t WHERE {{ ?s <{RDFS_LABEL}> ?l "
+               "OPTIONAL { ?s a ?t FILTER(isIRI(?t)) } }")
 _SPACE = re.compile(r"\s+")
 
 
@@ -154,10 +156,20 @@ def paper_text(store: GraphStore, paper: str) -> str | None:
     return rows[0]["t"].value if rows else None
 
 
+def entity_names(rows: Iterable) -> dict[str, str]:
+    """IRI -> "label (Class)" from the rows of LABEL_QUERY."""
+    names: dict[str, str] = {}
+    for row in rows:
+        if isinstance(row["s"], NamedNode):
+            kind = row["t"].value.rsplit("#", 1)[-1].rsplit("/", 1)[-1] if row["t"] else ""
+            names.setdefault(row["s"].value, f"{row['l'].value} ({kind})" if kind
+                             else row["l"].value)
+    return names
+
+
 def view_from_store(store: GraphStore, paper: str, *, text: str | None = None
                     ) -> EvidenceView:
     """The view of a paper in a store; `text` (e.g. re-ingested) wins over the stored one."""
-    labels = {r["s"].value: r["l"].value for r in store.query(LABEL_QUERY, paper_id=paper)
-              if isinstance(r["s"], NamedNode)}
+    labels = entity_names(store.query(LABEL_QUERY, paper_id=paper))
     return build_view(paper, text if text is not None else paper_text(store, paper),
                       store.trace(paper), labels)

@@ -19,6 +19,7 @@ from kgctl.evaluation.evidence import (
     EvidenceView,
     Span,
     build_view,
+    entity_names,
 )
 from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import TRACE_QUERY, record_from_literal
@@ -110,8 +111,9 @@ def _entities(view: EvidenceView, ids: dict[str, str]) -> str:
 
 def _calls(view: EvidenceView, ids: dict[str, str]) -> str:
     rows = []
+    names = {e.iri: e.label or e.iri.rsplit("/", 1)[-1] for e in view.entities}
     for span in view.spans:
-        links = ", ".join(f"<a href='#{ids[iri]}'>{html.escape(iri.rsplit('/', 1)[-1])}</a>"
+        links = ", ".join(f"<a href='#{ids[iri]}'>{html.escape(names[iri])}</a>"
                           for iri in span.iris if iri in ids)
         section = f" <i>({html.escape(span.section)})</i>" if span.section else ""
         rows.append(f"<li id='call-{span.seq}' class='call'><b>call {span.seq}</b> "
@@ -133,8 +135,7 @@ def dataset_view(dataset: Any, paper: str) -> EvidenceView:
                for r in dataset.query(TRACE_QUERY, default_graphs=[prov])]
     texts = [r["t"].value for r in dataset.query(
         f"SELECT ?t WHERE {{ ?g <{PAPER_TEXT.value}> ?t }}", default_graphs=[prov])]
-    labels = {r["s"].value: r["l"].value
-              for r in dataset.query(LABEL_QUERY, default_graphs=[graph_iri(paper)])}
+    labels = entity_names(dataset.query(LABEL_QUERY, default_graphs=[graph_iri(paper)]))
     return build_view(paper, texts[0] if texts else None, records, labels)
 
 

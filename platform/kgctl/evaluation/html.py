@@ -28,7 +28,8 @@ STYLE = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#22
          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;"
          "padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
          ".source{background:#fff7e0;border-left:4px solid #e0a000;padding:.5em 1em}"
-         ".meta{color:#555;font-size:.9em}th.sort{cursor:pointer;text-decoration:underline}")
+         ".meta{color:#555;font-size:.9em}th.sort{cursor:pointer;text-decoration:underline}"
+         "td.l{text-align:left}ul.names{columns:3;font-size:.85em}")
 # clicking a header of a .sortable table sorts its rows by that column (numbers numerically)
 SORT_SCRIPT = """<script>
 document.querySelectorAll('table.sortable').forEach(function(t){
@@ -93,7 +94,8 @@ def png_data(fig) -> str:
 
 
 def figure(data: str, alt: str) -> str:
-    return f"<h2>{alt.capitalize()}</h2><img alt='{alt}' src='data:image/png;base64,{data}'>"
+    return (f"<h2>{alt[:1].upper()}{alt[1:]}</h2>"
+            f"<img alt='{alt}' src='data:image/png;base64,{data}'>")
 
 
 def y_floor(values: Sequence[float]) -> float:
@@ -115,7 +117,7 @@ def _category_bars(report: Report) -> str:
         vals = [float(report.metrics(report.categories[c])[metric]) for c in names]
         shown += vals
         bars = ax.bar([i + (k - 1) * width for i in range(len(names))], vals, width,
-                      label=metric)
+                      label={"f1": "F1"}.get(metric, metric))
         ax.bar_label(bars, fmt="%.3f", fontsize=7, rotation=90, padding=2)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylim(y_floor(shown), 1.0 + (1.0 - y_floor(shown)) * 0.25)
@@ -195,7 +197,7 @@ def _paper_table(report: Report) -> str:
 
 def _fields_table(report: Report) -> str:
     body = "".join(
-        f"<tr><td>{html.escape(r.category)}</td><td>{html.escape(r.field)}</td>"
+        f"<tr><td>{html.escape(r.category)}</td><td class='l'>{html.escape(r.field)}</td>"
         f"<td>{r.tp}</td><td>{r.fp}</td><td>{r.fn}</td></tr>" for r in report.fields)
     return ("<h2>Field-level errors</h2><table class='sortable'><thead><tr><th>category</th>"
             "<th>field</th><th>TP</th><th>FP</th><th>FN</th></tr></thead>"
