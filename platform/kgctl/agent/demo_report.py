@@ -59,7 +59,8 @@ def grounding_section(g: GroundingSummary) -> str:
     return (f"<h2>Grounding</h2><p>{g.grounded} of {g.entities} chemical inputs/outputs "
             f"grounded ({g.share:.1%}) to the reference species KG in {g.seconds:.1f} s.</p>"
             f"<table><tr><th>method</th><th>entities</th></tr>{methods}</table>"
-            f"<h3>Ungrounded names ({len(g.ungrounded)})</h3><ul class='names'>{names}</ul>"
+            f"<h3>Ungrounded: {g.entities - g.grounded} entities, {len(g.ungrounded)} distinct "
+            f"names</h3><ul class='names'>{names}</ul>"
             + (f"<p>… and {more} more (see report.json)</p>" if more > 0 else ""))
 
 

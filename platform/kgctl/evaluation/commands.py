@@ -305,13 +305,14 @@ def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
 
     Example: kgctl eval runs kgctl-data/runs --store kgctl-data/store
     """
+    from kgctl.agent.batch import TRACE_SUFFIX
     from kgctl.evaluation.runs_page import write_run_report
     from kgctl.store import open_store
 
     if not folder.is_dir():
         raise InputError(f"no such run folder: {folder}")
-    if not any(folder.glob("*.trace.json")):
-        raise InputError(f"no run traces (*.trace.json) in {folder}")
+    if not any(folder.glob(f"*{TRACE_SUFFIX}")):
+        raise InputError(f"no run traces (*{TRACE_SUFFIX}) in {folder}")
     if store_path is not None and not store_path.is_dir():
         raise InputError(f"no such store: {store_path}")
     store = open_store(path=store_path) if store_path is not None else None

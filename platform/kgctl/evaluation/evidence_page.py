@@ -32,7 +32,8 @@ STYLE = (
     "#side{flex:2;max-height:85vh;overflow:auto}"
     "a.ev{background:#fff0a0;color:inherit;text-decoration:none;border-bottom:2px solid #d0a000}"
     "a.ev.many{background:#ffd27a}"
-    ".flag{color:#fff;background:#c0392b;padding:0 4px;border-radius:3px;font-size:.85em}"
+    ".flag{color:#fff;background:#c0392b;padding:0 4px;border-radius:3px;font-size:.85em;"
+    "white-space:nowrap}"
     ".ok{color:#27ae60;font-size:.85em}code{font-size:.8em;color:#555}"
     "li{margin:.3em 0}:target{outline:2px solid #2980b9}"
     ".summary span{margin-right:1.5em}"
@@ -139,18 +140,22 @@ def dataset_view(dataset: Any, paper: str) -> EvidenceView:
     return build_view(paper, texts[0] if texts else None, records, labels)
 
 
-def evidence_route(dataset: Any, submit: Callable[[Callable[[], str]], Future],
+def evidence_route(dataset: Any, submit: Callable[[Callable[[], str | None]], Future],
                    not_found: Callable[[str], Exception]) -> Callable:
     """A Starlette endpoint for /papers/{paper}/evidence; reads run in the service's pool."""
     from starlette.requests import Request
     from starlette.responses import HTMLResponse
 
+    def page(paper: str) -> str | None:
+        if paper not in {p.paper for p in dataset.papers()}:
+            return None
+        return render_page(dataset_view(dataset, paper))
+
     async def endpoint(request: Request) -> HTMLResponse:
         paper = request.path_params["paper"]
-        if paper not in {p.paper for p in dataset.papers()}:
+        body = await asyncio.wrap_future(submit(lambda: page(paper)))
+        if body is None:
             raise not_found(f"no paper {paper} in this store")
-        page = await asyncio.wrap_future(submit(lambda: render_page(dataset_view(dataset,
-                                                                                  paper))))
-        return HTMLResponse(page)
+        return HTMLResponse(body)
 
     return endpoint

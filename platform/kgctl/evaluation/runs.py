@@ -28,10 +28,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kgctl.agent.batch import TRACE_SUFFIX
+from kgctl.agent.trace import TRACE_FORMAT
 from kgctl.evaluation.source import Source, make_source
-
-TRACE_FORMAT = "kgctl-agent-trace/1"
-TRACE_GLOB = "*.trace.json"
 
 
 class StepRow(BaseModel):
@@ -106,7 +105,7 @@ class RunReport(BaseModel):
 def load_runs(folder: Path, *, graph_sizes: dict[str, int] | None = None) -> RunReport:
     """Every run trace of a `kgctl extract --out` folder, in paper order."""
     papers, problems = [], []
-    for path in sorted(folder.glob(TRACE_GLOB)):
+    for path in sorted(folder.glob(f"*{TRACE_SUFFIX}")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -115,7 +114,7 @@ def load_runs(folder: Path, *, graph_sizes: dict[str, int] | None = None) -> Run
         if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
             problems.append(f"{path.name}: not a {TRACE_FORMAT} trace")
             continue
-        paper = str(data.get("paper_id", path.name.removesuffix(".trace.json")))
+        paper = str(data.get("paper_id", path.name.removesuffix(TRACE_SUFFIX)))
         papers.append(PaperRun(
             paper=paper, model=str(data.get("model", "?")),
             server=str(data.get("base_url", "?")), status=str(data.get("status", "?")),
