@@ -128,8 +128,8 @@ def demo_lines(result: DemoResult) -> list[str]:
         lines.append(f"grounded {g.grounded} of {g.entities} chemical inputs/outputs "
                      f"({g.share:.1%}) to the reference species KG {g.reference}"
                      f"{' (built in this run)' if g.built else ''} in {g.seconds:.1f} s"
-                     f" [{methods or 'no match'}]; {len(g.ungrounded)} ungrounded "
-                     "(listed in the report)")
+                     f" [{methods or 'no match'}]; {g.entities - g.grounded} ungrounded "
+                     f"({len(g.ungrounded)} distinct names, listed in the report)")
     for s in result.dedup or []:
         lines.append(f"dedup {s.spec}: {s.mentions} mentions -> {s.clusters} clusters "
                      f"({s.cross_paper_clusters} across papers), {s.merges} merges, "

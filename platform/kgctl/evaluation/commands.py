@@ -50,7 +50,8 @@ def summary_lines(report: Report) -> list[str]:
             c = part.metrics(counts)
             lines.append(f"  {name:17s} P {c['precision']:.3f} R {c['recall']:.3f} "
                          f"F1 {c['f1']:.3f}")
-    lines.append(f"macro F1 {report.macro['f1']:.3f}; {len(report.problems)} problem(s)")
+    lines.append(f"[{report.scorer}] macro F1 {report.macro['f1']:.3f}; "
+                 f"{len(report.problems)} problem(s)")
     lines += [f"  problem: {problem}" for problem in report.problems]
     return lines
 
