@@ -148,18 +148,46 @@ def step_row(step: dict[str, Any]) -> StepRow:
         elif tool in pending:
             repaired += 1
             pending.discard(tool)
-    optional = {k: step[k] for k in ("seconds", "finish_reasons", "outcome") if k in step}
+    turns = step.get("turns")
+    if not isinstance(turns, int):
+        turns = sum(1 for m in step.get("messages") or []
+                    if isinstance(m, dict) and m.get("role") == "assistant")
+    cost = usage.get("cost_usd")
     return StepRow(
-        step=str(step.get("step", "?")), status=str(step.get("status", "?")),
-        turns=sum(1 for m in step.get("messages") or []
-                  if isinstance(m, dict) and m.get("role") == "assistant"),
-        requests=int(usage.get("requests", 0)), retries=int(usage.get("retries", 0)),
-        prompt_tokens=int(usage.get("prompt_tokens", 0)),
-        completion_tokens=int(usage.get("completion_tokens", 0)),
-        cost_usd=usage.get("cost_usd"),
+        step=str(step.get("step", "?")), status=str(step.get("status", "?")), turns=turns,
+        requests=_count(usage.get("requests")), retries=_count(usage.get("retries")),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        cost_usd=float(cost) if isinstance(cost, int | float) else None,
         accepted=sum(1 for c in graph if not c.get("is_error")),
         refused=sum(refused_codes.values()), repaired=repaired,
-        refused_by_code=dict(refused_codes), agent_calls=len(calls) - len(graph), **optional)
+        refused_by_code=dict(refused_codes), agent_calls=len(calls) - len(graph),
+        **optional_fields(step))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def optional_fields(step: dict[str, Any]) -> dict[str, Any]:
+    """The optional per-step fields, kept only when they have a usable shape.
+
+    >>> optional_fields({"seconds": 2, "finish_reasons": ["stop", "tool_calls", "stop"]})
+    {'seconds': 2.0, 'finish_reasons': {'stop': 2, 'tool_calls': 1}}
+    >>> optional_fields({"seconds": "soon", "finish_reasons": {"stop": 1}, "outcome": "done"})
+    {'finish_reasons': {'stop': 1}, 'outcome': 'done'}
+    """
+    found: dict[str, Any] = {}
+    if isinstance(step.get("seconds"), int | float):
+        found["seconds"] = float(step["seconds"])
+    reasons = step.get("finish_reasons")
+    if isinstance(reasons, list):
+        found["finish_reasons"] = dict(Counter(str(r) for r in reasons))
+    elif isinstance(reasons, dict):
+        found["finish_reasons"] = {str(k): v for k, v in reasons.items() if isinstance(v, int)}
+    if isinstance(step.get("outcome"), str):
+        found["outcome"] = step["outcome"]
+    return found
 
 
 def refusal_code(result: Any) -> str:
