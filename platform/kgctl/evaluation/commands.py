@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -11,16 +12,18 @@ from kgctl.assets import asset_dir
 from kgctl.errors import DataRejected, InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.report import Report, score_both
-from kgctl.evaluation.source import SourceKind, default_ontology_files, make_source
+from kgctl.evaluation.source import Source, SourceKind, default_ontology_files, make_source
 
 BENCHMARKS = ("mop30",)
 SCORERS = ("strict/1", "caseless/1")
 
 
-def source_for(kind: SourceKind, *, benchmark: str | None = None, **details: str | None):
-    """The Source of an evaluation over the default ontologies, naming both scorers."""
-    return make_source(kind, ontology=default_ontology_files(), benchmark=benchmark,
-                       scorers=SCORERS, **details)
+def source_for(kind: SourceKind, *, benchmark: str | None = None,
+               ontology: Sequence[Path] | None = None, **details: str | None) -> Source:
+    """The Source of an evaluation naming both scorers; `ontology`: the T-Box and profile
+    files read (default: the bundled ones)."""
+    files = default_ontology_files() if ontology is None else ontology
+    return make_source(kind, ontology=files, benchmark=benchmark, scorers=SCORERS, **details)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
