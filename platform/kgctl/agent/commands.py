@@ -259,7 +259,7 @@ def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, **l
     llm["out"] = llm["out"] or workdir / "runs"
     summaries = run_extraction(store, papers, replace=True, **llm)
     _print_summaries(summaries, as_json=False)
-    from kgctl.evaluation.commands import source_for
+    from kgctl.evaluation.source import source_for
 
     compiled, _, _ = compile_all()
     done = [s.paper_id for s in summaries if s.outcome != "failed"]

@@ -22,11 +22,10 @@ from kgctl.assets import asset_dir
 from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.errors import InputError
-from kgctl.evaluation.commands import source_for
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out_loaded
 from kgctl.evaluation.report import Report, score_both
-from kgctl.evaluation.source import Source
+from kgctl.evaluation.source import Source, source_for
 from kgctl.ontology import OntologyIR, default_ir
 from kgctl.store.base import GraphStore
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.evaluation.commands import summary_lines
+from kgctl.evaluation.report import summary_lines
 
 if TYPE_CHECKING:
     from kgctl.agent.demo import DemoResult

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -11,19 +10,10 @@ import click
 from kgctl.assets import asset_dir
 from kgctl.errors import DataRejected, InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
-from kgctl.evaluation.report import Report, score_both
-from kgctl.evaluation.source import Source, SourceKind, default_ontology_files, make_source
+from kgctl.evaluation.report import Report, score_both, summary_lines
+from kgctl.evaluation.source import source_for
 
 BENCHMARKS = ("mop30",)
-SCORERS = ("strict/1", "caseless/1")
-
-
-def source_for(kind: SourceKind, *, benchmark: str | None = None,
-               ontology: Sequence[Path] | None = None, **details: str | None) -> Source:
-    """The Source of an evaluation naming both scorers; `ontology`: the T-Box and profile
-    files read (default: the bundled ones)."""
-    files = default_ontology_files() if ontology is None else ontology
-    return make_source(kind, ontology=files, benchmark=benchmark, scorers=SCORERS, **details)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
@@ -38,25 +28,6 @@ def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None)
         return
     for line in summary_lines(report):
         click.echo(line)
-
-
-def summary_lines(report: Report) -> list[str]:
-    """The terminal summary: source first, then both scorers' figures and the problems."""
-    lines = [] if report.source is None else [f"source: {report.source.first_line}"]
-    for part in (report, report.compatible):
-        if part is None:
-            continue
-        m = part.metrics(part.micro)
-        lines.append(f"[{part.scorer}] micro P {m['precision']:.3f} R {m['recall']:.3f} "
-                     f"F1 {m['f1']:.3f}  (TP {m['tp']} FP {m['fp']} FN {m['fn']})")
-        for name, counts in part.categories.items():
-            c = part.metrics(counts)
-            lines.append(f"  {name:17s} P {c['precision']:.3f} R {c['recall']:.3f} "
-                         f"F1 {c['f1']:.3f}")
-    lines.append(f"[{report.scorer}] macro F1 {report.macro['f1']:.3f}; "
-                 f"{len(report.problems)} problem(s)")
-    lines += [f"  problem: {problem}" for problem in report.problems]
-    return lines
 
 
 def _load_scorable(root: Path, side: str) -> Loaded:

@@ -122,3 +122,22 @@ def _field_table(per_category: dict[str, Alignment]) -> tuple[FieldErrors, ...]:
 
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 1.0
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The terminal summary: source first, then both scorers' figures and the problems."""
+    lines = [] if report.source is None else [f"source: {report.source.first_line}"]
+    for part in (report, report.compatible):
+        if part is None:
+            continue
+        m = part.metrics(part.micro)
+        lines.append(f"[{part.scorer}] micro P {m['precision']:.3f} R {m['recall']:.3f} "
+                     f"F1 {m['f1']:.3f}  (TP {m['tp']} FP {m['fp']} FN {m['fn']})")
+        for name, counts in part.categories.items():
+            c = part.metrics(counts)
+            lines.append(f"  {name:17s} P {c['precision']:.3f} R {c['recall']:.3f} "
+                         f"F1 {c['f1']:.3f}")
+    lines.append(f"[{report.scorer}] macro F1 {report.macro['f1']:.3f}; "
+                 f"{len(report.problems)} problem(s)")
+    lines += [f"  problem: {problem}" for problem in report.problems]
+    return lines

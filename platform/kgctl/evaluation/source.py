@@ -16,7 +16,7 @@ Graphs an LLM built from paper text measure extraction by that model.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -24,10 +24,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 import kgctl
+from kgctl.evaluation.caseless import CASELESS
+from kgctl.evaluation.scorer import STRICT
 
 SourceKind = Literal["round_trip", "extraction", "replay", "store", "records"]
 ROUND_TRIP = "round trip of ground-truth traces (ceiling of ontology + tools + queries)"
 HASH_CHARS = 12  # of the sha256, enough to tell two files apart in a report
+SCORERS = (STRICT.name, CASELESS.name)  # every evaluation report gives both
 
 
 class InputFile(BaseModel):
@@ -106,3 +109,11 @@ def default_ontology_files() -> list[Path]:
         if profile.is_file():
             found.append(profile)
     return found
+
+
+def source_for(kind: SourceKind, *, benchmark: str | None = None,
+               ontology: Sequence[Path] | None = None, **details: str | None) -> Source:
+    """The Source of an evaluation naming both scorers; `ontology`: the T-Box and profile
+    files read (default: the bundled ones)."""
+    files = default_ontology_files() if ontology is None else ontology
+    return make_source(kind, ontology=files, benchmark=benchmark, scorers=SCORERS, **details)
