@@ -92,6 +92,11 @@ def test_score_fails_on_missing_or_unreadable_inputs(tmp_path: Path) -> None:
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("error: 1 input file(s) could not be read")
     assert "problem: " in result.output and "Traceback" not in result.output
+    unwritable = CliRunner().invoke(cli, ["eval", "score", "--gold", str(gold), "--pred",
+                                          str(gold), "--html", str(tmp_path / "no" / "r.html")])
+    assert unwritable.exit_code == 2
+    assert unwritable.output.startswith("error: cannot write") and "Traceback" not in \
+        unwritable.output
 
 
 def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path) -> None:

@@ -17,17 +17,25 @@ BENCHMARKS = ("mop30",)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
-    if out is not None:
-        report.write_json(out)
-    if html is not None:
-        from kgctl.evaluation.html import write_html
-
-        write_html(report, html)
+    _write(report, html=html, out=out)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
     for line in summary_lines(report):
         click.echo(line)
+
+
+def _write(report: Report, *, html: Path | None, out: Path | None) -> None:
+    """The HTML and JSON files asked for; a path that cannot be written is one error."""
+    try:
+        if out is not None:
+            report.write_json(out)
+        if html is not None:
+            from kgctl.evaluation.html import write_html
+
+            write_html(report, html)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename}: {exc.strerror}") from None
 
 
 def _load_scorable(root: Path, side: str) -> Loaded:
@@ -209,10 +217,7 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
                        "rejected": sum(b.rejected for b in builds),
                        "findings": [f.model_dump() | {"text": str(f)} for f in findings]}},
             indent=2, ensure_ascii=False))
-        if html is not None:
-            from kgctl.evaluation.html import write_html
-
-            write_html(report, html)
+        _write(report, html=html, out=None)
         return
     _emit(report, as_json=False, html=html, out=None)
     click.echo(f"oracle: {sum(b.calls for b in builds)} calls, "
@@ -253,7 +258,10 @@ def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, ou
         view = view_from_store(store, paper, text=text)
     finally:
         store.close()
-    out.write_text(render_page(view), encoding="utf-8")
+    try:
+        out.write_text(render_page(view), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror}") from None
     if as_json:
         click.echo(json.dumps(view.model_dump(mode="json", exclude={"text"})
                               | {"flagged": [s.seq for s in view.flagged]}, indent=2))
@@ -293,6 +301,8 @@ def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
     store = open_store(path=store_path) if store_path is not None else None
     try:
         report = write_run_report(folder, store=store, html_path=html, json_path=out)
+    except OSError as exc:
+        raise InputError(f"cannot write the run report: {exc.strerror}: {exc.filename}") from None
     finally:
         if store is not None:
             store.close()
