@@ -217,3 +217,22 @@ def test_per_paper_table_sorts_in_chromium(tmp_path: Path) -> None:
             assert first.all_inner_texts() == ["p2", "p1"]
         finally:
             browser.close()
+
+
+def test_llm_demo_names_the_model_and_server(tmp_path: Path, no_llm_env: None) -> None:
+    paper = tmp_path / f"{DEMO_PAPER}.md"  # a MOP-30 paper id, so the demo can score it
+    shutil.copy(DATA / "paper.md", paper)
+    good = json.dumps({"label": "MOP-1", "chemical_output": {"label": "MOP-1"}})
+    workdir = tmp_path / "demo"
+    with FakeLLM([Reply(tool_calls=[("create_chemical_synthesis", good)])],
+                 default=Reply(content="done")) as fake:
+        result = CliRunner().invoke(cli, ["demo", "--llm", str(paper), "--workdir", str(workdir),
+                                          "--model", "m", "--base-url", fake.base_url],
+                                    env={"OPENAI_API_KEY": "k"})
+    assert result.exit_code == 0, result.output
+    expected = f"extraction by m on {fake.base_url}"
+    assert f"source: {expected} · kgctl " in result.output and "round trip" not in result.output
+    report = json.loads((workdir / "report.json").read_text(encoding="utf-8"))
+    assert report["source"] == expected
+    runs = json.loads((workdir / "runs" / "run-report.json").read_text(encoding="utf-8"))
+    assert runs["source"] == expected and runs["batch"]["accepted"] == 1

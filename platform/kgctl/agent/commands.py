@@ -259,6 +259,9 @@ def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, **l
     llm["out"] = llm["out"] or workdir / "runs"
     summaries = run_extraction(store, papers, replace=True, **llm)
     _print_summaries(summaries, as_json=False)
+    from kgctl.evaluation.runs_page import write_run_report
+
+    write_run_report(llm["out"], store=store)
     from kgctl.evaluation.source import source_for
 
     compiled, _, _ = compile_all()
