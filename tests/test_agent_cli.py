@@ -153,4 +153,4 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
                               env={"KGCTL_DEMO_REFERENCE": str(reference)})
     assert text.exit_code == 0, text.output
     assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
-    assert "MOP-30 evaluation (1 papers)" in text.output and "kgctl serve --store" in text.output
+    assert "MOP-30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output

@@ -26,6 +26,7 @@ def test_oracle_builds_scores_and_traces_replay(tmp_path):
     result = _run(tmp_path, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
+    assert report["source"].startswith("round trip of ground-truth traces (ceiling")
     assert set(report["papers"]) == {PERFECT, SECOND}
     for category in CATEGORIES:
         assert report["papers"][PERFECT][category]["f1"] == 1.0, category

@@ -68,7 +68,7 @@ def test_cli_score_and_errors(tmp_path: Path):
     ok = runner.invoke(cli, ["eval", "score", "--gold", str(GOLD), "--pred", str(GOLD)])
     assert ok.exit_code == 0 and "F1 1.000" in ok.output
     bad = runner.invoke(cli, ["eval", "score", "--gold", str(tmp_path / "x"), "--pred", str(GOLD)])
-    assert bad.exit_code == 2 and bad.output.startswith("error: no such benchmark folder")
+    assert bad.exit_code == 2 and bad.output.startswith("error: no such gold folder")
     both = runner.invoke(cli, ["eval", "run"])
     assert both.exit_code == 2 and "--store" in both.output
 

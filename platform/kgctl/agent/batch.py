@@ -26,6 +26,7 @@ from kgctl.agent.trace import AgentTrace
 from kgctl.compiler.plan import Plan
 from kgctl.compiler.spec import ToolSurface
 from kgctl.errors import InputError, KgctlError
+from kgctl.evaluation.evidence import store_paper_text
 from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import GraphStore
 
@@ -131,6 +132,8 @@ async def _extract_one(
         summary = summarise(failed, outcome="failed", seconds=time.monotonic() - started) \
             if failed else PaperSummary(paper_id=pid, outcome="failed")
         return summary.model_copy(update={"error": str(error)})
+    if pid in store.papers():  # the evidence view places the quotes in this text
+        store_paper_text(store, pid, document.text)
     limited = any(s.status == "iteration_limit" for s in trace.steps)
     progress(pid, "done")
     return summarise(trace, outcome="iteration_limit" if limited else "complete",

@@ -92,6 +92,11 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
             return
         summaries = run_extraction(store, list(papers), supplementary=supplementary,
                                    replace=replace, **llm)
+        from kgctl.evaluation.runs_page import RUN_REPORT_HTML, write_run_report
+
+        write_run_report(llm["out"] or DEFAULT_RUNS, store=store)
+        if not as_json:
+            _err.print(f"run report: {(llm['out'] or DEFAULT_RUNS) / RUN_REPORT_HTML} (+ .json)")
     finally:
         store.close()
     _print_summaries(summaries, as_json=as_json)
@@ -237,10 +242,13 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
                     reference=reference)
     finally:
         store.close()
+    from kgctl.agent.demo_report import demo_json, demo_lines
+
     if as_json:
-        click.echo(json.dumps(_demo_json(result), indent=2))
+        click.echo(json.dumps(demo_json(result), indent=2))
         return
-    _print_demo(result)
+    for line in demo_lines(result):
+        click.echo(line)
 
 
 def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, **llm: Any):
@@ -251,59 +259,20 @@ def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, **l
     llm["out"] = llm["out"] or workdir / "runs"
     summaries = run_extraction(store, papers, replace=True, **llm)
     _print_summaries(summaries, as_json=False)
+    from kgctl.evaluation.runs_page import write_run_report
+
+    write_run_report(llm["out"], store=store)
+    from kgctl.evaluation.source import source_for
+
     compiled, _, _ = compile_all()
     done = [s.paper_id for s in summaries if s.outcome != "failed"]
-    report, seconds = evaluate(store, done)
+    settings = _settings(llm)
+    report, seconds = evaluate(store, done, source=source_for(
+        "extraction", benchmark="mop30", model=settings.model, server=settings.base_url))
     html, json_path = write_reports(report, workdir)
     return DemoResult(compiled=compiled, replays=[], report=report, papers=done, html=html,
                       json_path=json_path, store_path=store_path,
                       seconds={"evaluate": seconds})
-
-
-def _demo_json(result) -> dict[str, Any]:
-    return {
-        "compiled": result.compiled.model_dump(),
-        "papers": len(result.papers),
-        "calls": sum(r.calls for r in result.replays),
-        "refused": sum(len(r.refused) for r in result.replays),
-        "scores": result.report.to_dict() | {"papers": None},
-        "report": str(result.html),
-        "store": str(result.store_path),
-        "seconds": result.seconds,
-        "grounding": None if result.grounding is None else
-        result.grounding.model_dump(mode="json") | {"share": round(result.grounding.share, 4)},
-    }
-
-
-def _print_demo(result) -> None:
-    c = result.compiled
-    out = Console()
-    out.print(f"compiled {c.classes} classes, {c.properties} properties -> {c.tools} tools, "
-              f"{c.plan_steps} plan steps in {c.seconds:.2f} s")
-    if result.replays:
-        calls = sum(r.calls for r in result.replays)
-        refused = sum(len(r.refused) for r in result.replays)
-        out.print(f"replayed {len(result.replays)} paper traces: {calls} tool calls, "
-                  f"{refused} refused, in {result.seconds.get('replay', 0):.1f} s")
-    table = Table(title=f"MOP-30 evaluation ({len(result.papers)} papers)")
-    for column in ("category", "P", "R", "F1", "TP", "FP", "FN"):
-        table.add_column(column, justify="left" if column == "category" else "right")
-    rows = [*result.report.categories.items(), ("micro", result.report.micro)]
-    for name, n in rows:
-        table.add_row(name, f"{n.precision:.3f}", f"{n.recall:.3f}", f"{n.f1:.3f}",
-                      str(n.tp), str(n.fp), str(n.fn))
-    out.print(table)
-    if result.grounding is not None:
-        g = result.grounding
-        out.print(f"grounded {g.grounded} of {g.entities} chemical inputs/outputs "
-                  f"({g.share:.1%}) to the reference species KG {g.reference}"
-                  f"{' (built in this run)' if g.built else ''} in {g.seconds:.1f} s")
-    out.print(f"report: {result.html} (and {result.json_path})")
-    store = result.store_path
-    out.print("query the graph:\n"
-              f"  kgctl serve --store {store}            (SPARQL endpoint and query page)\n"
-              f"  kgctl query run QUESTION.rq --store {store}\n"
-              f"  kgctl store papers --store {store}")
 
 
 def _print_summaries(summaries: list, *, as_json: bool) -> None:

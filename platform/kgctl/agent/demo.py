@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from kgctl.agent.demo_report import DedupSummary, GroundingSummary, sections
 from kgctl.agent.replay import ReplayReport, replay_traces
+from kgctl.agent.trace import TRACE_FORMAT
 from kgctl.assets import asset_dir
 from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.errors import InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out_loaded
-from kgctl.evaluation.report import Report, score
+from kgctl.evaluation.report import Report, score_both
+from kgctl.evaluation.source import Source, source_for
 from kgctl.ontology import OntologyIR, default_ir
 from kgctl.store.base import GraphStore
 
@@ -34,19 +38,6 @@ REPORT_JSON = "report.json"
 REFERENCE_ENV = "KGCTL_DEMO_REFERENCE"
 REFERENCE_STORE = "store"
 REFERENCE_INDEX = "index"
-
-
-class Grounding(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    reference: Path
-    built: bool  # the reference store was built in this run
-    entities: int
-    grounded: int
-    seconds: float
-
-    @property
-    def share(self) -> float:
-        return self.grounded / self.entities if self.entities else 0.0
 
 
 class Compiled(BaseModel):
@@ -68,7 +59,8 @@ class DemoResult(BaseModel):
     json_path: Path
     store_path: Path
     seconds: dict[str, float]
-    grounding: Grounding | None = None
+    grounding: GroundingSummary | None = None
+    dedup: list[DedupSummary] | None = None
 
 
 def bundled_traces(folder: Path | None = None) -> list[Path]:
@@ -116,13 +108,57 @@ def run_replay_demo(
                                              replace=True, progress=progress))
     timings["replay"] = round(time.perf_counter() - started, 3)
     papers = [r.paper_id for r in replays]
-    report, timings["evaluate"] = evaluate(store, papers)
-    html, json_path = write_reports(report, workdir)
+    report, timings["evaluate"] = evaluate(store, papers, source=trace_source(traces))
     grounding = ground_species(store, papers, reference=reference or default_reference())
     timings["grounding"] = grounding.seconds
+    started = time.perf_counter()
+    dedup = deduplicate(store)
+    timings["dedup"] = round(time.perf_counter() - started, 3)
+    html, json_path = write_reports(report, workdir, grounding=grounding, dedup=dedup)
     return DemoResult(compiled=compiled, replays=replays, report=report, papers=papers,
                       html=html, json_path=json_path, store_path=store_path, seconds=timings,
-                      grounding=grounding)
+                      grounding=grounding, dedup=dedup)
+
+
+def trace_source(traces: list[Path]) -> Source:
+    """What replaying these traces measures: the bundled (ground-truth) traces give the round
+    trip; agent run traces give extraction by their model; anything else is a plain replay."""
+    bundled = asset_dir("benchmarks") / BENCHMARK / TRACE_FOLDER
+    if traces and all(_same_file(t, bundled / t.name) for t in traces):
+        return source_for("round_trip", benchmark=BENCHMARK)
+    runs = [_agent_run(t) for t in traces]
+    if runs and all(r is not None for r in runs):
+        models = sorted({r[0] for r in runs if r})
+        servers = sorted({r[1] for r in runs if r})
+        return source_for("extraction", benchmark=BENCHMARK, model=", ".join(models),
+                          server=", ".join(servers))
+    folders = sorted({str(t.parent) for t in traces})
+    return source_for("replay", benchmark=BENCHMARK, origin=", ".join(folders))
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    return other.is_file() and path.read_bytes() == other.read_bytes()
+
+
+def _agent_run(path: Path) -> tuple[str, str] | None:
+    """(model, server) of an agent run trace, None for any other file."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and data.get("format") == TRACE_FORMAT:
+        return str(data.get("model")), str(data.get("base_url"))
+    return None
+
+
+def deduplicate(store: GraphStore) -> list[DedupSummary]:
+    """Cross-paper dedup of the demo graphs with the bundled specs (writes the dedup graph)."""
+    from kgctl.dedup.job import run
+    from kgctl.dedup.spec import load_specs
+
+    return [DedupSummary.model_validate(s.model_dump()) for s in run(store, load_specs())]
 
 
 def default_reference() -> Path:
@@ -130,7 +166,8 @@ def default_reference() -> Path:
     return Path(os.environ.get(REFERENCE_ENV, Path.home() / ".cache" / "kgctl" / "reference"))
 
 
-def ground_species(store: GraphStore, papers: list[str], *, reference: Path) -> Grounding:
+def ground_species(store: GraphStore, papers: list[str], *, reference: Path
+                   ) -> GroundingSummary:
     """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
 
     The reference store is built from the bundled tables when `reference` has none yet.
@@ -151,13 +188,18 @@ def ground_species(store: GraphStore, papers: list[str], *, reference: Path) -> 
     spec = load_spec("species")
     index = harvest_index(EmbeddedSource(ref_store), spec, cache_dir=reference / REFERENCE_INDEX)
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
-    return Grounding(reference=reference, built=built, entities=len(decisions),
-                     grounded=sum(d.match is not None for d in decisions),
-                     seconds=round(time.perf_counter() - started, 3))
+    methods = Counter(d.match.method for d in decisions if d.match is not None)
+    return GroundingSummary(
+        reference=reference, built=built, entities=len(decisions),
+        grounded=sum(methods.values()), seconds=round(time.perf_counter() - started, 3),
+        by_method=dict(methods),
+        ungrounded=tuple(sorted({d.names[0] for d in decisions
+                                 if d.match is None and d.names})))
 
 
-def evaluate(store: GraphStore, papers: list[str]) -> tuple[Report, float]:
-    """Score the given papers of the store against their MOP-30 ground truth."""
+def evaluate(store: GraphStore, papers: list[str], *, source: Source | None = None
+             ) -> tuple[Report, float]:
+    """Score the given papers of the store against their MOP-30 ground truth (both scorers)."""
     started = time.perf_counter()
     gold = load_benchmark(asset_dir("benchmarks") / BENCHMARK)
     scored = sorted(p for p in papers if p in gold.docs)
@@ -167,14 +209,21 @@ def evaluate(store: GraphStore, papers: list[str]) -> tuple[Report, float]:
     gold_part = Loaded(docs={p: gold.docs[p] for p in scored},
                        problems=tuple(q for q in gold.problems if q.paper in scored))
     pred = read_out_loaded(store, scored)
-    return score(gold_part, pred), round(time.perf_counter() - started, 3)
+    return score_both(gold_part, pred, source=source), round(time.perf_counter() - started, 3)
 
 
-def write_reports(report: Report, workdir: Path) -> tuple[Path, Path]:
+def write_reports(report: Report, workdir: Path, *, grounding: GroundingSummary | None = None,
+                  dedup: list[DedupSummary] | None = None) -> tuple[Path, Path]:
+    """report.html and report.json, each opening with the source of the figures."""
+    import json
+
+    from kgctl.agent.demo_report import extras_json
     from kgctl.evaluation.html import write_html
 
     workdir.mkdir(parents=True, exist_ok=True)
     html, json_path = workdir / REPORT_HTML, workdir / REPORT_JSON
-    write_html(report, html, title=f"kgctl demo: {BENCHMARK}")
-    report.write_json(json_path)
+    write_html(report, html, title=f"kgctl demo: {BENCHMARK}",
+               sections=sections(grounding, dedup))
+    data = report.to_dict() | extras_json(grounding, dedup)
+    json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return html, json_path

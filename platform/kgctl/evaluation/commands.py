@@ -8,31 +8,46 @@ from pathlib import Path
 import click
 
 from kgctl.assets import asset_dir
-from kgctl.errors import InputError
-from kgctl.evaluation.loader import load_benchmark
-from kgctl.evaluation.report import Report, score
+from kgctl.errors import DataRejected, InputError
+from kgctl.evaluation.loader import Loaded, load_benchmark
+from kgctl.evaluation.report import Report, score_both, summary_lines
+from kgctl.evaluation.source import source_for
 
 BENCHMARKS = ("mop30",)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
-    if out is not None:
-        report.write_json(out)
-    if html is not None:
-        from kgctl.evaluation.html import write_html
-
-        write_html(report, html)
+    _write(report, html=html, out=out)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
-    m = report.micro
-    click.echo(f"micro P {m.precision:.3f} R {m.recall:.3f} F1 {m.f1:.3f}  "
-               f"(TP {m.tp} FP {m.fp} FN {m.fn})")
-    for name, c in report.categories.items():
-        click.echo(f"  {name:17s} P {c.precision:.3f} R {c.recall:.3f} F1 {c.f1:.3f}")
-    click.echo(f"macro F1 {report.macro['f1']:.3f}; {len(report.problems)} problem(s)")
-    for problem in report.problems:
-        click.echo(f"  problem: {problem}")
+    for line in summary_lines(report):
+        click.echo(line)
+
+
+def _write(report: Report, *, html: Path | None, out: Path | None) -> None:
+    """The HTML and JSON files asked for; a path that cannot be written is one error."""
+    try:
+        if out is not None:
+            report.write_json(out)
+        if html is not None:
+            from kgctl.evaluation.html import write_html
+
+            write_html(report, html)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename}: {exc.strerror}") from None
+
+
+def _load_scorable(root: Path, side: str) -> Loaded:
+    """A records folder with at least one readable document; else one error (exit 2)."""
+    if not root.exists():
+        raise InputError(f"no such {side} folder: {root}")
+    loaded = load_benchmark(root)
+    if not loaded.docs:
+        first = loaded.problems[0] if loaded.problems else None
+        raise InputError(f"no readable {side} record under {root}"
+                         + (f"; first problem: {first}" if first else ""))
+    return loaded
 
 
 @click.group(name="eval")
@@ -55,9 +70,18 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
                   out: Path | None) -> None:
     """Score JSON records against JSON records.
 
+    Exit 2 when a folder is missing or holds no readable record; exit 1 (after the report)
+    when some files could not be read or validated.
+
     Example: kgctl eval score --gold benchmarks/mop30 --pred runs/out --html report.html
     """
-    _emit(score(load_benchmark(gold), load_benchmark(pred)), as_json=as_json, html=html, out=out)
+    gold_docs, pred_docs = _load_scorable(gold, "gold"), _load_scorable(pred, "pred")
+    source = source_for("records", origin=str(pred))
+    _emit(score_both(gold_docs, pred_docs, source=source), as_json=as_json, html=html, out=out)
+    unreadable = len(gold_docs.problems) + len(pred_docs.problems)
+    if unreadable:
+        raise DataRejected(f"{unreadable} input file(s) could not be read or validated "
+                           "(listed as problems); their records were not scored")
 
 
 @command.command(name="run")
@@ -75,7 +99,6 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
     """
     from rich.progress import track
 
-    from kgctl.evaluation.loader import Loaded
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
 
@@ -93,7 +116,8 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
             problems.extend(part.problems)
     finally:
         store.close()
-    report = score(gold, Loaded(docs=docs, problems=tuple(problems)))
+    source = source_for("store", benchmark=benchmark, origin=endpoint or str(store_path))
+    report = score_both(gold, Loaded(docs=docs, problems=tuple(problems)), source=source)
     _emit(report, as_json=as_json, html=html, out=out)
 
 
@@ -163,7 +187,6 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
     """
     from rich.progress import Progress
 
-    from kgctl.evaluation.loader import Loaded
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
@@ -183,7 +206,8 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
             task = progress.add_task("building papers", total=len(chosen))
             builds = run_oracle(store, root, papers=chosen, traces=traces,
                                 step=lambda _: progress.advance(task))
-        report = score(gold, read_out_loaded(store, chosen))
+        report = score_both(gold, read_out_loaded(store, chosen),
+                            source=source_for("round_trip", benchmark=benchmark))
     finally:
         store.close()
     findings = [f for b in builds for f in b.findings]
@@ -193,13 +217,103 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
                        "rejected": sum(b.rejected for b in builds),
                        "findings": [f.model_dump() | {"text": str(f)} for f in findings]}},
             indent=2, ensure_ascii=False))
-        if html is not None:
-            from kgctl.evaluation.html import write_html
-
-            write_html(report, html)
+        _write(report, html=html, out=None)
         return
     _emit(report, as_json=False, html=html, out=None)
     click.echo(f"oracle: {sum(b.calls for b in builds)} calls, "
                f"{sum(b.rejected for b in builds)} rejected, {len(findings)} finding(s)")
     for finding in findings:
         click.echo(f"  shortfall: {finding}")
+
+
+@command.command(name="evidence")
+@click.option("--store", "store_path", type=click.Path(path_type=Path), required=True,
+              help="store folder holding the paper")
+@click.option("--paper", required=True, help="paper id (see `kgctl store papers`)")
+@click.option("--text", "text_file", type=click.Path(path_type=Path),
+              help="the paper file (PDF, Markdown, text), when its text is not in the store")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="HTML file to write (self-contained)")
+@click.option("--json", "as_json", is_flag=True, help="print the located quotes as JSON")
+def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, out: Path,
+                     as_json: bool) -> None:
+    """Write the evidence view of an extracted paper: its text with every quote highlighted
+    and linked to the call and entities behind it; quotes not in the text are flagged.
+
+    Example: kgctl eval evidence --store kgctl-data/store --paper 10.1021_ic050460z --out ev.html
+    """
+    from kgctl.agent.ingest import load_document
+    from kgctl.errors import StoreError
+    from kgctl.evaluation.evidence import view_from_store
+    from kgctl.evaluation.evidence_page import render_page
+    from kgctl.store import open_store
+
+    if not store_path.is_dir():
+        raise InputError(f"no such store: {store_path}")
+    text = load_document(text_file, paper_id=paper).text if text_file else None
+    store = open_store(path=store_path)
+    try:
+        if paper not in store.papers():
+            raise StoreError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
+        view = view_from_store(store, paper, text=text)
+    finally:
+        store.close()
+    try:
+        out.write_text(render_page(view), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror}") from None
+    if as_json:
+        click.echo(json.dumps(view.model_dump(mode="json", exclude={"text"})
+                              | {"flagged": [s.seq for s in view.flagged]}, indent=2))
+        return
+    click.echo(f"{paper}: {len(view.spans)} quotes, {len(view.flagged)} not in the text, "
+               f"{len(view.without_evidence)} calls without a quote; wrote {out}")
+    if view.text is None:
+        click.echo("note: the paper text is not stored; give --text FILE to place the quotes")
+
+
+@command.command(name="runs")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="store the run wrote into (adds each paper's final graph size)")
+@click.option("--html", type=click.Path(path_type=Path),
+              help="HTML file (default FOLDER/run-report.html)")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="JSON file (default FOLDER/run-report.json)")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
+                 out: Path | None, as_json: bool) -> None:
+    """Run report of `kgctl extract`: per paper and step, model turns, tokens, cost, calls
+    accepted / refused (by code) / repaired, time and graph size, with a batch summary.
+
+    Example: kgctl eval runs kgctl-data/runs --store kgctl-data/store
+    """
+    from kgctl.agent.batch import TRACE_SUFFIX
+    from kgctl.evaluation.runs_page import write_run_report
+    from kgctl.store import open_store
+
+    if not folder.is_dir():
+        raise InputError(f"no such run folder: {folder}")
+    if not any(folder.glob(f"*{TRACE_SUFFIX}")):
+        raise InputError(f"no run traces (*{TRACE_SUFFIX}) in {folder}")
+    if store_path is not None and not store_path.is_dir():
+        raise InputError(f"no such store: {store_path}")
+    store = open_store(path=store_path) if store_path is not None else None
+    try:
+        report = write_run_report(folder, store=store, html_path=html, json_path=out)
+    except OSError as exc:
+        raise InputError(f"cannot write the run report: {exc.strerror}: {exc.filename}") from None
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    click.echo(f"source: {report.source.first_line}")
+    b = report.batch()
+    cost = "n/a" if b["cost_usd"] is None else f"{b['cost_usd']:.4f}"
+    click.echo(f"{b['papers']} papers {b['by_status']}: {b['turns']} turns, tokens "
+               f"{b['prompt_tokens']}/{b['completion_tokens']}, cost {cost} USD; calls "
+               f"{b['accepted']} accepted, {b['refused']} refused, {b['repaired']} repaired")
+    for problem in report.problems:
+        click.echo(f"  problem: {problem}")

@@ -18,13 +18,35 @@ a slot empty on both sides counts nothing. Unaligned records count all their slo
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.optimize import linear_sum_assignment
 
-from kgctl.evaluation.slots import Node, slots_agree
+from kgctl.evaluation.slots import Node, Value, slots_agree
+
+# (field key, gold value, predicted value) -> do they agree; the strict rule ignores the key
+Agree = Callable[[str, Value, Value], bool]
+
+
+def strict_agree(key: str, gold: Value, pred: Value) -> bool:
+    """The strict rule: canonical values equal (name lists share a name)."""
+    return slots_agree(gold, pred)
+
+
+@dataclass(frozen=True)
+class ScoringRule:
+    """How slots are compared and counted: one named, versioned scorer."""
+
+    name: str
+    agree: Agree = strict_agree
+    uncounted: Mapping[str, frozenset[str]] = field(default_factory=dict)  # by category
+    empty: float | None = None  # a 0/0 precision or recall; None: 1.0 (nothing expected)
+
+
+STRICT = ScoringRule(name="strict/1")
 
 
 class Counts(BaseModel):
@@ -50,9 +72,21 @@ class Counts(BaseModel):
     def f1(self) -> float:
         return f1(self.precision, self.recall) if self.tp else ratio(0, self.fp + self.fn)
 
-    def summary(self) -> dict[str, float | int]:
-        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": self.precision,
-                "recall": self.recall, "f1": self.f1}
+    def summary(self, *, empty: float | None = None) -> dict[str, float | int]:
+        """Counts and P/R/F1; `empty` replaces the 1.0 of a 0/0 ratio (0.0 in the published
+        protocol's arithmetic).
+
+        >>> Counts().summary(empty=0.0)["precision"], Counts().summary()["precision"]
+        (0.0, 1.0)
+        """
+        if empty is None:
+            p, r, f = self.precision, self.recall, self.f1
+        else:
+            p = self.tp / (self.tp + self.fp) if self.tp + self.fp else empty
+            r = self.tp / (self.tp + self.fn) if self.tp + self.fn else empty
+            f = f1(p, r)
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "precision": p, "recall": r,
+                "f1": f}
 
 
 @dataclass
@@ -72,8 +106,10 @@ class Alignment:
         self.fields.update(other.fields)
 
 
-def align(gold: Node | None, pred: Node | None) -> Alignment:
-    """Counts of one record pair; None on a side means the record is unmatched."""
+def align(gold: Node | None, pred: Node | None, *, agree: Agree = strict_agree,
+          uncounted: frozenset[str] = frozenset()) -> Alignment:
+    """Counts of one record pair; None on a side means the record is unmatched. Slots named
+    in `uncounted` steer the alignment but add no counts."""
     result = Alignment()
     reference = gold or pred
     if reference is None:
@@ -83,7 +119,9 @@ def align(gold: Node | None, pred: Node | None) -> Alignment:
         g = gold.slots.get(key) if gold else None
         p = pred.slots.get(key) if pred else None
         path = f"{reference.path}.{key}" if reference.path else key
-        if g is not None and p is not None and slots_agree(g, p):
+        if key in uncounted:
+            continue
+        if g is not None and p is not None and agree(key, g, p):
             result.add(path, "tp")
         else:
             result.add(path, "fn", g is not None)
@@ -91,48 +129,53 @@ def align(gold: Node | None, pred: Node | None) -> Alignment:
     child_keys = sorted(set(gold.children if gold else ()) | set(pred.children if pred else ()))
     for key in child_keys:
         result.merge(align_lists(gold.children.get(key, []) if gold else [],
-                                 pred.children.get(key, []) if pred else []))
+                                 pred.children.get(key, []) if pred else [],
+                                 agree=agree, uncounted=uncounted))
     return result
 
 
-def align_lists(gold: list[Node], pred: list[Node]) -> Alignment:
+def align_lists(gold: list[Node], pred: list[Node], *, agree: Agree = strict_agree,
+                uncounted: frozenset[str] = frozenset()) -> Alignment:
     """Optimal one-to-one alignment of two record lists maximising matched slots."""
     result = Alignment()
+    rule = {"agree": agree, "uncounted": uncounted}
     if not gold or not pred:
         for node in gold:
-            result.merge(align(node, None))
+            result.merge(align(node, None, **rule))
         for node in pred:
-            result.merge(align(None, node))
+            result.merge(align(None, node, **rule))
         return result
-    matched = np.array([[matched_slots(g, p) for p in pred] for g in gold], dtype=float)
+    matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
+                       dtype=float)
     rows, cols = linear_sum_assignment(matched, maximize=True)
     used_gold, used_pred = set(), set()
     for i, j in zip(rows, cols, strict=True):
         if matched[i, j] > 0:
-            result.merge(align(gold[i], pred[j]))
+            result.merge(align(gold[i], pred[j], **rule))
             used_gold.add(i)
             used_pred.add(j)
     for i, node in enumerate(gold):
         if i not in used_gold:
-            result.merge(align(node, None))
+            result.merge(align(node, None, **rule))
     for j, node in enumerate(pred):
         if j not in used_pred:
-            result.merge(align(None, node))
+            result.merge(align(None, node, **rule))
     return result
 
 
-def matched_slots(gold: Node, pred: Node) -> int:
+def matched_slots(gold: Node, pred: Node, *, agree: Agree = strict_agree) -> int:
     """Agreeing slots of a pair under the best alignment of their children (the TP count)."""
     own = sum(1 for key, g in gold.slots.items()
-              if g is not None and (p := pred.slots.get(key)) is not None and slots_agree(g, p))
-    return own + sum(_best_total(kids, pred.children.get(key, []))
+              if g is not None and (p := pred.slots.get(key)) is not None and agree(key, g, p))
+    return own + sum(_best_total(kids, pred.children.get(key, []), agree)
                      for key, kids in gold.children.items())
 
 
-def _best_total(gold: list[Node], pred: list[Node]) -> int:
+def _best_total(gold: list[Node], pred: list[Node], agree: Agree) -> int:
     if not gold or not pred:
         return 0
-    matched = np.array([[matched_slots(g, p) for p in pred] for g in gold], dtype=float)
+    matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
+                       dtype=float)
     rows, cols = linear_sum_assignment(matched, maximize=True)
     return int(matched[rows, cols].sum())
 

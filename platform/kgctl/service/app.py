@@ -26,6 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kgctl.errors import StoreError
+from kgctl.evaluation.evidence_page import evidence_route
 from kgctl.service.dataset import Dataset
 from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
@@ -184,6 +185,8 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
         Route("/update", update_endpoint, methods=["POST"]),
         Route("/store", graph_store, methods=["GET", "HEAD"]),
         Route("/papers", papers),
+        Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
+            dataset, readers.submit, lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
