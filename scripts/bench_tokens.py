@@ -6,7 +6,7 @@ tools + its system message + the reserve for the client's own tools. The script 
 current figures (computed now), the figures of the same measure on the surface as it was
 before the compact surface (commit 54b573d, recorded below, measured by this script's
 `kgctl.compiler.budget` code run on that revision), and the ratio; then the most expensive
-tools, and the cost of the agent's own tools (evidence search, review) through a real MCP
+tools, and the cost of the agent's own tool (evidence search) through a real MCP
 listing against the reserve.
 
     python scripts/bench_tokens.py
@@ -18,6 +18,7 @@ import asyncio
 import json
 
 from kgctl.compiler.budget import CLIENT_RESERVE, plan_budget, tool_tokens
+from kgctl.compiler.plan import compile_plan
 from kgctl.compiler.tools import compile_tools
 from kgctl.ontology import default_ir
 from kgctl.tokens import TOKENIZER, count_tokens
@@ -36,12 +37,13 @@ TOP_TOOLS = 8
 
 
 def agent_tool_tokens() -> int:
-    """Tokens of the agent's own tools as a real MCP client lists them."""
+    """Tokens of the agent's own tool offered beside every step (evidence search), as a real
+    MCP client lists it."""
     from mcp import Client
     from mcp.server.mcpserver import MCPServer
 
     from kgctl.agent.ingest import Document, Section
-    from kgctl.agent.tools import add_agent_tools
+    from kgctl.agent.tools import SEARCH_TOOL, add_agent_tools
     from kgctl.store import EmbeddedStore
 
     server = MCPServer("agent-tools")
@@ -53,7 +55,7 @@ def agent_tool_tokens() -> int:
 
     async def listing() -> int:
         async with Client(server) as client:
-            tools = (await client.list_tools()).tools
+            tools = [t for t in (await client.list_tools()).tools if t.name == SEARCH_TOOL]
             return sum(count_tokens(json.dumps({"name": t.name, "description": t.description,
                                                 "inputSchema": t.input_schema},
                                                ensure_ascii=False)) for t in tools)
@@ -63,7 +65,7 @@ def agent_tool_tokens() -> int:
 def main() -> None:
     ir = default_ir()
     surface = compile_tools(ir)
-    report = plan_budget(ir, surface=surface)
+    report = plan_budget(compile_plan(ir, surface=surface), surface)
     print(f"tokenizer {TOKENIZER}")
     print(f"surface: {report.surface_tools} tools, {report.surface_tokens} tokens "
           f"(before {BEFORE_SURFACE}; {report.surface_tokens / BEFORE_SURFACE:.2f} x; "
@@ -82,7 +84,7 @@ def main() -> None:
     print("\nmost expensive tools:")
     for tool in sorted(surface.tools, key=tool_tokens, reverse=True)[:TOP_TOOLS]:
         print(f"  {tool_tokens(tool):>6}  {tool.name}")
-    print(f"\nagent's own tools through an MCP listing: {agent_tool_tokens()} tokens "
+    print(f"\nagent's search tool through an MCP listing: {agent_tool_tokens()} tokens "
           f"(reserve {CLIENT_RESERVE})")
     over = report.over_budget()
     print("within budget" if not over else "OVER BUDGET: " + "; ".join(over))

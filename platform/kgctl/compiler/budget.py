@@ -13,8 +13,11 @@ The measure (tokenizer `kgctl.tokens.TOKENIZER`, o200k_base):
 
 Counts are deterministic, so the budget is a plain test, not a timing.
 
+>>> from kgctl.compiler import compile_tools
+>>> from kgctl.compiler.plan import compile_plan
 >>> from kgctl.ontology import default_ir
->>> report = plan_budget(default_ir())
+>>> surface = compile_tools(default_ir())
+>>> report = plan_budget(compile_plan(default_ir(), surface=surface), surface)
 >>> report.tokenizer, len(report.steps) > 1
 ('o200k_base', True)
 """
@@ -23,19 +26,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.compiler.spec import ToolSpec, ToolSurface
-from kgctl.compiler.tools import compile_tools
-from kgctl.ontology.ir import OntologyIR
 from kgctl.tokens import TOKENIZER, count_tokens
+
+if TYPE_CHECKING:
+    from kgctl.compiler.plan import Plan
 
 SURFACE_BUDGET = 20_000  # all compiled tools together
 STEP_BUDGET = 6_000  # one plan step per turn: its tools + system message + CLIENT_RESERVE
 # the agent's own tools offered beside every step (evidence search); a test checks they fit
-CLIENT_RESERVE = 300
+CLIENT_RESERVE = 150
 
 
 class _Frozen(BaseModel):
@@ -89,16 +93,13 @@ def tool_tokens(tool: ToolSpec) -> int:
                                     "inputSchema": tool.input_schema}, ensure_ascii=False))
 
 
-def system_message(plan: Plan, step_id: str) -> str:
+def system_message(plan: Plan, step_id: str) -> str:  # agent/loop.py builds it so
     """The system message of one plan step, as the agent sends it."""
     return f"{plan.system_prompt}\n\n{plan.step(step_id).prompt}"
 
 
-def plan_budget(ir: OntologyIR, *, surface: ToolSurface | None = None,
-                plan: Plan | None = None) -> BudgetReport:
-    """Token figures of an IR's tool surface and of each step of its plan."""
-    surface = surface or compile_tools(ir)
-    plan = plan or compile_plan(ir, surface=surface)
+def plan_budget(plan: Plan, surface: ToolSurface) -> BudgetReport:
+    """Token figures of a tool surface and of each step of its plan."""
     cost = {t.name: tool_tokens(t) for t in surface.tools}
     steps = []
     for step in plan.steps:

@@ -15,7 +15,7 @@ from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
 from kgctl.compiler.naming import local_name
-from kgctl.compiler.tools import property_arg
+from kgctl.compiler.tools import link_properties, property_arg, writable_properties
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -40,6 +40,7 @@ class Instantiator:
                  feedback: bool = True) -> None:
         self.ir, self.store, self.feedback = ir, store, feedback
         self.surface = surface or compile_tools(ir)
+        self._links, self._writable = link_properties(ir), writable_properties(ir)
         self._indexes: dict[str, PaperIndex] = {}
         self._seq: dict[str, int] = {}
 
@@ -136,7 +137,7 @@ class Instantiator:
         draft.fill(node, cls, tuple(a for a in spec.args if a.kind != "type"), args)
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        prop = _property(self.ir, draft, args.get("property"), spec.arg("property").enum)
+        prop = _property(self.ir, draft, args.get("property"), self._links)
         if prop is None:
             return
         info = self.ir.properties[prop]
@@ -159,8 +160,7 @@ class Instantiator:
         if spec.name == "delete_entity":
             self.plan_delete(draft, entity)
             return
-        writable = spec.arg("property").enum
-        prop = _property(self.ir, draft, args.get("property"), writable)
+        prop = _property(self.ir, draft, args.get("property"), self._writable)
         if prop is None:
             return
         classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
