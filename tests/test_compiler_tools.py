@@ -93,8 +93,8 @@ def test_a_second_ontology_gives_a_working_tool_set():
     ir = load_ir([DOPING])
     engine = Instantiator(ir, EmbeddedStore())
     made = engine.call("create_doped_material", "d1", {
-        "label": "Eu:SrAl2O4", "host": {"label": "SrAl2O4", "formula": "SrAl2O4"},
-        "dopant": [{"label": "Eu", "concentration": 0.02}], "doping_method": ["SolGel"]})
+        "label": "Eu:SrAl2O4", "host": {"label": "SrAl2O4", "formula": ["SrAl2O4"]},
+        "dopant": [{"label": "Eu", "concentration": [0.02]}], "doping_method": ["SolGel"]})
     assert len(made.iris) == 3
     with pytest.raises(Rejected) as err:
         engine.call("create_doped_material", "d1", {

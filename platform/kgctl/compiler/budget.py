@@ -98,7 +98,8 @@ def system_message(plan: Plan, step_id: str) -> str:  # agent/loop.py builds it 
     return f"{plan.system_prompt}\n\n{plan.step(step_id).prompt}"
 
 
-def plan_budget(plan: Plan, surface: ToolSurface) -> BudgetReport:
+def plan_budget(plan: Plan, surface: ToolSurface, *, step_budget: int = STEP_BUDGET
+                ) -> BudgetReport:
     """Token figures of a tool surface and of each step of its plan."""
     cost = {t.name: tool_tokens(t) for t in surface.tools}
     steps = []
@@ -112,7 +113,7 @@ def plan_budget(plan: Plan, surface: ToolSurface) -> BudgetReport:
                               system_tokens=system, per_turn=per_turn,
                               verify_per_turn=per_turn + repair + rules))
     return BudgetReport(surface_tools=len(surface.tools), surface_tokens=sum(cost.values()),
-                        steps=tuple(steps))
+                        steps=tuple(steps), step_budget=step_budget)
 
 
 def _sum(cost: dict[str, int], names: Iterable[str]) -> int:

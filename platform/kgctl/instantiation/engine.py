@@ -79,6 +79,8 @@ class Instantiator:
         draft = Draft(self.ir, self.store, index, paper_id, seq=self._next_seq(paper_id),
                       feedback=self.feedback)
         evidence = _evidence(draft, arguments.get("evidence"))
+        if not isinstance(arguments.get("dry_run", False), bool):
+            draft.fail("datatype", "dry_run", arguments["dry_run"], "not a boolean")
         getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
         if draft.findings:
             raise Rejected(draft.findings)
@@ -356,7 +358,7 @@ def _evidence(draft: Draft, raw: Any) -> Evidence | None:
     if raw is None:
         return None
     try:
-        return Evidence.model_validate(raw)
+        return Evidence.model_validate(raw, strict=True)  # the JSON types its schema shows
     except ValidationError as exc:
         draft.fail("datatype", "evidence", raw, f"evidence must be {{quote, section, start, "
                    f"end}}: {exc.errors()[0]['msg']}")
