@@ -23,15 +23,15 @@ from kgctl.compiler.tools import compile_tools
 from kgctl.ontology import default_ir
 from kgctl.tokens import TOKENIZER, count_tokens
 
-# measured at 54b573d: surface 40 tools, 59,495 tokens; per step (tool specs, system message,
-# per turn incl. the 300-token client reserve, verification pass)
+# measured at 54b573d: surface 40 tools, 59,495 tokens; per step (tools, tool specs, system
+# message, per turn, verification pass), with today's 150-token client reserve
 BEFORE_SURFACE = 59_495
 BEFORE = {
-    "core": (6, 6_102, 2_428, 8_830, 10_644),
-    "parts": (7, 6_347, 2_998, 9_645, 11_496),
-    "sequence": (19, 34_389, 9_253, 43_942, 49_406),
-    "ontosynthesis": (8, 3_935, 1_201, 5_436, 7_145),
-    "ontospecies_subgraph": (18, 12_318, 1_644, 14_262, 16_147),
+    "core": (6, 6_102, 2_428, 8_680, 10_494),
+    "parts": (7, 6_347, 2_998, 9_495, 11_346),
+    "sequence": (19, 34_389, 9_253, 43_792, 49_256),
+    "ontosynthesis": (8, 3_935, 1_201, 5_286, 6_995),
+    "ontospecies_subgraph": (18, 12_318, 1_644, 14_112, 15_997),
 }
 TOP_TOOLS = 8
 
