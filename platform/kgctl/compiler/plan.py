@@ -3,10 +3,13 @@
 One plan step per tool set that creates entities, in the tool surface's order (for the TWA
 ontologies: syntheses and products -> their chemical inputs and outputs -> ordered steps with
 conditions -> the other ontologies' entities, e.g. characterisation and CBUs). Each step names
-its goal, what to read, the tools it may call (its own tool set plus linking and read tools;
-repair tools join in the verification pass), its prompt and its verification rules: the hard
-rules of its tools plus each class's `verify` text from the profile (e.g. what counts as a
-separate synthesis step). Optional plan hints (YAML) add section-title words to read per step.
+its goal, what to read, the tools it may call (its own tool set, less the `add_` tools its
+create tools take inline, plus linking and read tools; repair tools join in the verification
+pass), its prompt and its verification rules: the rules of its tools the schemas cannot show
+plus each class's `verify` text from the profile (e.g. what counts as a separate synthesis
+step). A step prompt gets the tokens the step budget leaves after its tools, the system prompt,
+the client reserve and the verification pass (`kgctl.compiler.budget`). Optional plan hints
+(YAML) add section-title words to read per step.
 
 >>> from kgctl.ontology import default_ir
 >>> plan = compile_plan(default_ir())
