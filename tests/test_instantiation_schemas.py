@@ -54,6 +54,12 @@ PAIRS: list[tuple[str, dict[str, Any], bool]] = [
     (HEAT, _heat(evidence={"quote": "heated", "start": "12"}), False),
     (HEAT, _heat(evidence="heated"), False),
     (HEAT, _heat(step_duration=["1 h"]), False),
+    ("list_instances", {"class_name": "HeatChill"}, True),
+    ("list_instances", {"class": "HeatChill"}, False),  # unknown arguments, every tool
+    ("link", {"subject": "S1", "property": "ontosyn:hasSynthesisStep", "object": "S1",
+              "dry_run": True, "force": True}, False),
+    ("delete_entity", {"entity": "S1", "dry_run": True}, True),
+    ("delete_entity", {"entity": "S1", "dry_run": True, "cascade": False}, False),
     # update_property's value is any JSON value: the property decides, as in create tools
     ("update_property", {"entity": "S1", "property": "ontosyn:hasEquipment",
                          "value": ["oven"], "dry_run": True}, True),
@@ -80,7 +86,7 @@ def test_server_accepts_exactly_what_the_schema_admits() -> None:
                 result = await client.call_tool(tool, args)
                 outcomes.append((admitted, result.content[0].text))
                 assert not result.is_error or json.loads(result.content[0].text)["code"] in (
-                    "datatype", "enum_value"), result.content[0].text
+                    "datatype", "enum_value", "unknown_argument"), result.content[0].text
                 assert (not result.is_error) == admitted, (tool, args, result.content[0].text)
             assert canonical_nquads(store, PAPER) == before  # dry runs and refusals only
 

@@ -69,6 +69,12 @@ class Instantiator:
             raise Rejected([Finding(code="too_large", field="arguments", value=size,
                                     message=f"call larger than {MAX_CALL_BYTES} bytes",
                                     hint="split it into several calls")])
+        names = tuple(a.name for a in spec.args)
+        extra = sorted(set(arguments) - set(names))
+        if extra and spec.action not in ("create", "add"):  # those report theirs when filling
+            raise Rejected([Finding(code="unknown_argument", field=k, value=arguments[k],
+                                    message=f"no argument '{k}'", allowed=names)
+                            for k in extra])
         if spec.action == "read":
             return run_read(self, spec, paper_id, arguments)
         with self.store.writing():
