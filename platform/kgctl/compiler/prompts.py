@@ -15,6 +15,7 @@ never enforced), each cut to its opening; `describe_tool` gives the full text on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,7 +26,10 @@ from kgctl.tokens import count_tokens
 
 # Ontology comments in a step prompt are cut to (class, argument) characters, the first pair
 # whose prompt fits the step's token allowance (full text: describe_tool).
-CLIPS = ((240, 120), (160, 80), (100, 50), (60, 0), (0, 0))
+CLIPS = ((240, 120), (200, 100), (160, 80), (120, 60), (200, 0), (160, 0), (120, 0), (80, 0),
+         (0, 0))
+# section headings inside a comment ("[Definition]", "【Warning】") say nothing in an excerpt
+_HEADING = re.compile(r"(?:\[[A-Z][a-z]{3,}(?: [A-Za-z-]+)*\]|【[^】]{1,20}】)\s*")
 
 SYSTEM_PROMPT = """\
 You build the knowledge graph of one paper, and you may change it only by calling the tools \
@@ -185,8 +189,13 @@ def _walk(args: tuple[ArgSpec, ...], prefix: str = "") -> list[tuple[str, ArgSpe
 
 
 def _clip(text: str, limit: int) -> str:
-    """`text` on one line, cut at a word boundary to about `limit` characters."""
-    text = " ".join(text.split())
+    """`text` on one line without section headings, cut at a word boundary to about `limit`
+    characters.
+
+    >>> _clip("[Definition] A step that [Cu2] adds. [Type identity] More words here.", 30)
+    'A step that [Cu2] adds. More …'
+    """
+    text = " ".join(_HEADING.sub("", text).split())
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]
