@@ -54,6 +54,8 @@ PAIRS: list[tuple[str, dict[str, Any], bool]] = [
     (HEAT, _heat(evidence={"quote": "heated", "start": "12"}), False),
     (HEAT, _heat(evidence="heated"), False),
     (HEAT, _heat(step_duration=["1 h"]), False),
+    (HEAT, _heat(parameter=["stirred"]), True),
+    (HEAT, _heat(parameter=[5]), False),  # a number where the schema says string
     ("list_instances", {"class_name": "HeatChill"}, True),
     ("list_instances", {"class": "HeatChill"}, False),  # unknown arguments, every tool
     ("link", {"subject": "S1", "property": "ontosyn:hasSynthesisStep", "object": "S1",

@@ -7,6 +7,8 @@ for true):
 ((42, None), 'not an integer')
 >>> coerce_literal("warm", XSD + "double")[1], coerce_literal("yes", XSD + "boolean")[1]
 ('not a number', 'not a boolean')
+>>> coerce_literal(950330, None)[1]
+'not a text value'
 >>> looks_like_iri("https://w3id.org/x"), looks_like_iri("Cu:BTC"), looks_like_iri("<a> } DROP")
 (True, False, True)
 >>> iri_problem("https://w3id.org/x> } ; DROP ALL ; <y")
@@ -85,9 +87,7 @@ def coerce_literal(value: Any, datatype: str | None) -> tuple[Any, str | None]:
         return coerce_number(value)
     if name == "boolean":
         return (value, None) if isinstance(value, bool) else (value, "not a boolean")
-    if isinstance(value, dict | list):
-        return value, "not a text value"
-    return str(value), None
+    return (value, None) if isinstance(value, str) else (value, "not a text value")
 
 
 def coerce_number(value: Any) -> tuple[Any, str | None]:
