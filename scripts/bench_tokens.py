@@ -4,9 +4,10 @@ The measure is `kgctl.compiler.budget` (o200k_base): a tool costs its MCP listin
 `{"name", "description", "inputSchema"}` as JSON; a plan step's fixed cost per turn is its
 tools + its system message + the reserve for the client's own tools. The script prints the
 current figures (computed now), the figures of the same measure on the surface as it was
-before the compact surface (commit 54b573d, recorded below, measured by this script's
-`kgctl.compiler.budget` code run on that revision), and the ratio; then the most expensive
-tools, and the cost of the agent's own tool (evidence search) through a real MCP
+before the compact surface (recorded below: the surface of 54b573d, measured by this script at
+commit 557c459, which adds only the measure; its per-turn figures there include a 300-token
+reserve, 150 more than today's, which the table below subtracts), and the ratio; then the most
+expensive tools, and the cost of the agent's own tool (evidence search) through a real MCP
 listing against the reserve.
 
     python scripts/bench_tokens.py
