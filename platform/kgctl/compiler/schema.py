@@ -95,7 +95,7 @@ def _value(arg: ArgSpec) -> dict[str, Any]:
             return STRING
         return {"anyOf": [STRING, _object(arg.fields)]}
     if arg.kind == "type":
-        return {"enum": [local_name(c) for c in arg.classes]}
+        return {"enum": list(arg.enum or (local_name(c) for c in arg.classes))}
     return STRING
 
 
