@@ -3,8 +3,9 @@
 Each thing is said once. The system prompt states the conventions every tool shares
 (references, quantities, evidence, dry runs, feedback). A step prompt names the entities the
 step creates with their tools, then the rules the tools check that their schemas cannot show
-(ordering, units, natural keys), then the ontology's own words (`rdfs:comment`: soft guidance,
-never enforced), each cut to its opening; `describe_tool` gives the full text on demand.
+(ordering, natural keys), then the ontology's own words (`rdfs:comment`: soft guidance, never
+enforced), cut to what the step's token budget leaves; `describe_tool` gives the full text, the
+units and the allowed values on demand.
 
 >>> from kgctl.ontology.ir import ClassInfo, OntologyIR
 >>> ir = OntologyIR(classes={"http://x/A": ClassInfo(iri="http://x/A", name="A", label="a thing",
