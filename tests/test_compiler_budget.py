@@ -88,8 +88,12 @@ def test_a_step_prompt_is_cut_to_its_allowance_and_the_rest_is_lazy() -> None:
 
     guide = tool_guide(ir, surface.get("create_heat_chill"))
     assert guide[0]["guidance"] == " ".join(heat.split())
-    sealed = next(r for r in guide[1:] if r["argument"] == "is_sealed")
-    assert sealed["property"] == "ontosyn:isSealed" and "sealed=true" in sealed["guidance"]
+    [sealed] = tool_guide(ir, surface.get("create_heat_chill"), "is_sealed")
+    comment = ir.properties[ir.prefixes["ontosyn"] + "isSealed"].comment
+    assert sealed["property"] == "ontosyn:isSealed"
+    assert sealed["guidance"] == " ".join(comment.split())  # in full for one argument
+    excerpt = next(r for r in guide[1:] if r["argument"] == "is_sealed")["guidance"]
+    assert len(excerpt) < len(sealed["guidance"]) and excerpt.endswith("…")
     units = next(r for r in guide[1:] if r["argument"] == "target_temperature")["units"]
     assert "degreeCelsius" in units
 

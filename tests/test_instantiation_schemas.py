@@ -128,6 +128,10 @@ def test_describe_tool_gives_the_full_guidance_on_demand() -> None:
         async with Client(build_server(IR, EmbeddedStore(), paper_id=PAPER)) as client:
             seen["ok"] = await client.call_tool("describe_tool", {"tool": HEAT})
             seen["bad"] = await client.call_tool("describe_tool", {"tool": "create_heat"})
+            seen["one"] = await client.call_tool("describe_tool", {
+                "tool": "create_add", "argument": "added_chemical_input"})
+            seen["no arg"] = await client.call_tool("describe_tool", {
+                "tool": "create_add", "argument": "added_chemical"})
 
     anyio.run(main)
     rows = seen["ok"].structured_content["data"]
@@ -137,6 +141,13 @@ def test_describe_tool_gives_the_full_guidance_on_demand() -> None:
     assert "Vacuum" in env["allowed"] and env["property"] == "ontosyn:hasVesselEnvironment"
     bad = json.loads(seen["bad"].content[0].text)
     assert seen["bad"].is_error and bad["code"] == "enum_value" and HEAT in bad["allowed"]
+    one = seen["one"].structured_content["data"]  # the argument and the fields inside it
+    assert one[0]["argument"] == "added_chemical_input"
+    assert {"added_chemical_input.amount", "added_chemical_input.purity"} <= {
+        r["argument"] for r in one}
+    assert "…" not in one[0]["guidance"]
+    missing = json.loads(seen["no arg"].content[0].text)
+    assert missing["code"] == "enum_value" and "added_chemical_input" in missing["allowed"]
 
 
 def _documented_codes() -> set[str]:

@@ -29,6 +29,8 @@ from kgctl.tokens import count_tokens
 # whose prompt fits the step's token allowance (full text: describe_tool).
 CLIPS = ((240, 120), (200, 100), (160, 80), (120, 60), (200, 0), (160, 0), (120, 0), (80, 0),
          (0, 0))
+# describe_tool without an argument shows this much of each argument's comment
+GUIDE_EXCERPT_CHARS = 120
 # section headings inside a comment ("[Definition]", "【Warning】") say nothing in an excerpt
 _HEADING = re.compile(r"(?:\[[A-Z][a-z]{3,}(?: [A-Za-z-]+)*\]|【[^】]{1,20}】)\s*")
 
@@ -93,31 +95,42 @@ def verification_rules(ir: OntologyIR, tools: Iterable[ToolSpec], *, extra: Iter
     return "\n".join(f"- {rule}" for rule in dict.fromkeys([VERIFY_FIRST, *rules, *extra]))
 
 
-def tool_guide(ir: OntologyIR, tool: ToolSpec) -> list[dict[str, Any]]:
-    """The full guidance of one tool (what `describe_tool` returns): its entity, then each
-    argument with its property, shape, allowed values or units and the ontology's comment."""
-    rows: list[dict[str, Any]] = [{"tool": tool.name, "description": tool.description}]
+def tool_guide(ir: OntologyIR, tool: ToolSpec, argument: str | None = None
+               ) -> list[dict[str, Any]] | None:
+    """What `describe_tool` returns. Without `argument`: the tool's entity with the ontology's
+    full comment and rules, then each argument (dotted path) with its property, shape, allowed
+    values or units and the opening of its comment. With `argument`: that argument and the
+    fields inside it, each with its full comment; None when the tool has no such argument."""
+    paths = _walk(tool.args)
+    if argument is not None:
+        chosen = [(p, a) for p, a in paths if p == argument or p.startswith(argument + ".")]
+        return [_argument_row(ir, p, a, limit=None) for p, a in chosen] or None
+    head: dict[str, Any] = {"tool": tool.name, "description": tool.description}
     target = ir.classes.get(tool.target or "")
     if target is not None and target.comment:
-        rows[0]["guidance"] = " ".join(target.comment.split())
+        head["guidance"] = " ".join(target.comment.split())
     rules = tool_rules(ir, tool)
     if rules:
-        rows[0]["rules"] = rules
-    for path, arg in _walk(tool.args):
-        row: dict[str, Any] = {"argument": path, "required": arg.required, "list": arg.many}
-        info = ir.properties.get(arg.property or "")
-        if info is not None:
-            row["property"] = ir.curie(info.iri)
-            if info.comment:
-                row["guidance"] = " ".join(info.comment.split())
-        elif arg.description:
-            row["guidance"] = arg.description
-        if arg.enum and arg.kind != "type":
-            row["allowed"] = [ir.curie(v) if v.startswith("http") else v for v in arg.enum]
-        if arg.units:
-            row["units"] = [local_name(u) for u in arg.units]
-        rows.append(row)
-    return rows
+        head["rules"] = rules
+    # an excerpt for each argument, none for the fields inside one (ask for the argument)
+    return [head, *(_argument_row(ir, p, a, limit=0 if "." in p else GUIDE_EXCERPT_CHARS)
+                    for p, a in paths)]
+
+
+def _argument_row(ir: OntologyIR, path: str, arg: ArgSpec, *, limit: int | None
+                  ) -> dict[str, Any]:
+    row: dict[str, Any] = {"argument": path, "required": arg.required, "list": arg.many}
+    info = ir.properties.get(arg.property or "")
+    text = arg.description if info is None else info.comment
+    if info is not None:
+        row["property"] = ir.curie(info.iri)
+    if text and limit != 0:
+        row["guidance"] = " ".join(text.split()) if limit is None else _clip(text, limit)
+    if arg.enum and arg.kind != "type":
+        row["allowed"] = [ir.curie(v) if v.startswith("http") else v for v in arg.enum]
+    if arg.units:
+        row["units"] = [local_name(u) for u in arg.units]
+    return row
 
 
 # Pure building blocks

@@ -314,9 +314,11 @@ def _generic_tools() -> list[ToolSpec]:
         ToolSpec(name="describe_instance", action="read", toolset=READ, args=(entity,),
                  description="Every fact about one entity of this paper, outgoing and incoming."),
         ToolSpec(name="describe_tool", action="read", toolset=READ, args=(
-            ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),),
-            description="What the ontology says about a tool's entity and each of its "
-                        "arguments, with allowed values, units and the rules checked."),
+            ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),
+            ArgSpec(name="argument", kind="literal",
+                    description="one argument (dotted path): its full guidance")),
+            description="What the ontology says about a tool's entity and its arguments, "
+                        "with allowed values, units and the rules checked."),
         ToolSpec(name="show_sequence", action="read", toolset=READ, args=(
             ArgSpec(name="container", kind="subject", required=True, description=_REF),),
             description="The ordered members (e.g. steps) of one container, by order, with "

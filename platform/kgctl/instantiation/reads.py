@@ -70,13 +70,21 @@ def describe_instance(engine: Instantiator, draft: Draft, args: dict[str, Any]) 
 
 
 def describe_tool(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
-    name = args.get("tool")
+    name, argument = args.get("tool"), args.get("argument")
     spec = engine.surface.get(name) if isinstance(name, str) else None
     if spec is None:
         draft.fail("required_missing" if name is None else "enum_value", "tool", name,
                    "no such tool", allowed=tuple(t.name for t in engine.surface.tools))
         return []
-    return tool_guide(engine.ir, spec)
+    if argument is not None and not isinstance(argument, str):
+        draft.fail("datatype", "argument", argument, "expected a text value")
+        return []
+    rows = tool_guide(engine.ir, spec, argument)
+    if rows is None:
+        draft.fail("enum_value", "argument", argument, f"{spec.name} has no such argument",
+                   allowed=tuple(r["argument"] for r in (tool_guide(engine.ir, spec) or [])[1:]))
+        return []
+    return rows
 
 
 def show_sequence(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
