@@ -235,3 +235,15 @@ def test_every_documented_code_is_reachable() -> None:
 
     anyio.run(main)
     assert got == {code: code for code, *_ in TRIGGERS}
+
+
+def test_without_feedback_a_misshapen_value_is_written_as_given() -> None:
+    engine = Instantiator(IR, EmbeddedStore(), feedback=False)
+    engine.call("create_chemical_synthesis", PAPER, {"label": "S1",
+                                                     "chemical_output": {"label": "cage"}})
+    made = engine.call(HEAT, PAPER, {"chemical_synthesis": "S1", "order": 1,
+                                     "uses_equipment": "oven", "vacuum": "yes"})
+    facts = {(r["property"], r["value"]) for r in engine.call(
+        "describe_instance", PAPER, {"entity": made.iris[0]}).data[1:]}
+    assert ("ontosyn:hasVacuum", "yes") in facts
+    assert any(p == "ontosyn:usesEquipment" for p, _ in facts)

@@ -204,7 +204,7 @@ class Draft:
             return []
         if arg.many and not isinstance(raw, list):
             self.fail("datatype", field, raw, f"'{arg.name}' takes a list", hint="give [value]")
-            return []
+            return [] if self.feedback else [raw]
         items = raw if isinstance(raw, list) else [raw]
         if len(items) > MAX_ITEMS:
             self.fail("too_large", field, len(items), f"more than {MAX_ITEMS} values")
