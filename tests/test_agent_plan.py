@@ -34,14 +34,18 @@ def test_plan_steps_follow_the_tool_sets() -> None:
     names = {t.name for t in surface.tools}
     for step in plan.steps:
         assert set(step.tools) <= names
-        own = {t.name for t in surface.tools if t.toolset == step.id}
-        assert own <= set(step.tools)  # plus shared link/read tools, never repair tools
+        own = [t for t in surface.tools if t.toolset == step.id]
+        creates = [t for t in own if t.action == "create"]
+        for tool in own:  # plus shared link/read tools, never repair tools
+            # an add_ tool is left out only when a create_ tool of the step takes it inline
+            assert tool.name in step.tools or (tool.action == "add" and any(
+                a.property == tool.via and a.fields for c in creates for a in c.args))
         assert not set(step.tools) & set(plan.repair_tools)
-        for cls in step.classes:  # the prompt carries each entity's own comment
-            comment = ir.classes[cls].comment
-            if comment:
-                assert " ".join(comment.split())[:60] in step.prompt
+        for cls in step.classes:  # the prompt names each entity (its comment: describe_tool)
+            assert f"- {ir.classes[cls].label} (" in step.prompt
     sequence = plan.step("sequence")
+    assert "add_washing_solvent" not in sequence.tools  # create_filter takes it inline
+    assert "add_hnmr_data" in plan.step("ontospecies_subgraph").tools  # also onto outputs
     assert "unique and contiguous from 1" in sequence.prompt
 
 

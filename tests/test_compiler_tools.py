@@ -53,11 +53,16 @@ def test_twa_surface_shape():
     surface = compile_tools(default_ir())
     heat = surface.get("create_heat_chill")
     schema = heat.input_schema
-    temp = schema["$defs"][schema["properties"]["target_temperature"]["anyOf"][0]["$ref"]
-                           .split("/")[-1]]
-    assert {"degreeCelsius", "kelvin"} <= set(temp["properties"]["unit"]["anyOf"][0]["enum"])
+    # a quantity is a text as written or {value, unit, label}, written once per tool
+    assert schema["properties"]["target_temperature"] == {"$ref": "#/$defs/quantity"}
+    assert schema["$defs"]["quantity"]["anyOf"][0] == {"type": "string"}
+    assert {"degreeCelsius", "kelvin"} <= {u.rsplit("/", 1)[-1]
+                                           for u in heat.arg("target_temperature").units}
     assert set(schema["required"]) == {"chemical_synthesis", "order"}
     assert "dry_run" in schema["properties"] and "evidence" in schema["properties"]
+    # no boilerplate: no titles, no null branches, no defaults anywhere
+    text = json.dumps([t.input_schema for t in surface.tools])
+    assert '"title"' not in text and '"null"' not in text and '"default"' not in text
     add = surface.get("create_add").input_schema
     assert "added_chemical_input" in add["required"]  # exactly one, inline
     # tool sets follow the plan: synthesis, parts, ordered steps, other ontologies, generic
@@ -88,8 +93,8 @@ def test_a_second_ontology_gives_a_working_tool_set():
     ir = load_ir([DOPING])
     engine = Instantiator(ir, EmbeddedStore())
     made = engine.call("create_doped_material", "d1", {
-        "label": "Eu:SrAl2O4", "host": {"label": "SrAl2O4", "formula": "SrAl2O4"},
-        "dopant": [{"label": "Eu", "concentration": 0.02}], "doping_method": ["SolGel"]})
+        "label": "Eu:SrAl2O4", "host": {"label": "SrAl2O4", "formula": ["SrAl2O4"]},
+        "dopant": [{"label": "Eu", "concentration": [0.02]}], "doping_method": ["SolGel"]})
     assert len(made.iris) == 3
     with pytest.raises(Rejected) as err:
         engine.call("create_doped_material", "d1", {

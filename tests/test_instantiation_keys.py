@@ -77,8 +77,7 @@ def test_keyed_class_is_found_by_key_with_optional_label() -> None:
     anyio.run(lambda: session(first=True))
     anyio.run(lambda: session(first=False))
 
-    unit = seen["schema"]["$defs"]
-    item = next(v for k, v in unit.items() if k.endswith("ChemicalBuildingUnit"))
+    item = seen["schema"]["properties"]["chemical_building_unit"]["items"]["anyOf"][1]
     assert item["required"] == ["cbu_formula"]
     cu2 = mint_iri(PAPER, CBU, "[Cu2]", exact=True).value
     assert seen["unnamed"] == (False, seen["unnamed"][1]) and cu2 in seen["unnamed"][1]["iris"]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from kgctl.errors import DataRejected
 from kgctl.ontology import default_ontology_paths, load_ir
+from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.summary import summary_lines
 
 
@@ -28,9 +30,12 @@ from kgctl.ontology.summary import summary_lines
               help="Print the extraction plan (steps, tool sets, prompts) as JSON.")
 @click.option("--plan-hints", type=click.Path(path_type=Path),
               help="YAML with extra section-title words to read per plan step, for --plan.")
+@click.option("--budget", is_flag=True,
+              help="Print the tokens of the tool surface and of each plan step per turn "
+                   "(exit 1 when over budget).")
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
-    tools: bool, plan: bool, plan_hints: Path | None,
+    tools: bool, plan: bool, plan_hints: Path | None, budget: bool,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
@@ -39,11 +44,14 @@ def command(
     Example: kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
     Example: kgctl compile --tools --json
     Example: kgctl compile --plan
+    Example: kgctl compile --plan --budget
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)
     ir = load_ir(paths, profile_paths=profile_paths)
-    if plan:
+    if budget:
+        _budget(ir, plan_hints, as_json=as_json)
+    elif plan:
         from kgctl.compiler.plan import compile_plan, load_hints
 
         hints = load_hints(plan_hints, ir) if plan_hints else None
@@ -58,3 +66,17 @@ def command(
         click.echo(ir.to_json())
     else:
         click.echo("\n".join(summary_lines(ir)))
+
+
+def _budget(ir: OntologyIR, plan_hints: Path | None, *, as_json: bool) -> None:
+    from kgctl.compiler.budget import plan_budget
+    from kgctl.compiler.plan import compile_plan, load_hints
+    from kgctl.compiler.tools import compile_tools
+
+    surface = compile_tools(ir)
+    hints = load_hints(plan_hints, ir) if plan_hints else None
+    report = plan_budget(compile_plan(ir, surface=surface, hints=hints), surface)
+    click.echo(report.model_dump_json(indent=2) if as_json else report.table())
+    over = report.over_budget()
+    if over:
+        raise DataRejected("over budget: " + "; ".join(over))

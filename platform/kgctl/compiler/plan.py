@@ -3,10 +3,13 @@
 One plan step per tool set that creates entities, in the tool surface's order (for the TWA
 ontologies: syntheses and products -> their chemical inputs and outputs -> ordered steps with
 conditions -> the other ontologies' entities, e.g. characterisation and CBUs). Each step names
-its goal, what to read, the tools it may call (its own tool set plus linking and read tools;
-repair tools join in the verification pass), its prompt and its verification rules: the hard
-rules of its tools plus each class's `verify` text from the profile (e.g. what counts as a
-separate synthesis step). Optional plan hints (YAML) add section-title words to read per step.
+its goal, what to read, the tools it may call (its own tool set, less the `add_` tools its
+create tools take inline, plus linking and read tools; repair tools join in the verification
+pass), its prompt and its verification rules: the rules of its tools the schemas cannot show
+plus each class's `verify` text from the profile (e.g. what counts as a separate synthesis
+step). A step prompt gets the tokens the step budget leaves after its tools, the system prompt,
+the client reserve and the verification pass (`kgctl.compiler.budget`). Optional plan hints
+(YAML) add section-title words to read per step.
 
 >>> from kgctl.ontology import default_ir
 >>> plan = compile_plan(default_ir())
@@ -24,12 +27,14 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kgctl.compiler.budget import CLIENT_RESERVE, STEP_BUDGET, tool_tokens
 from kgctl.compiler.naming import local_name, snake
 from kgctl.compiler.prompts import SYSTEM_PROMPT, step_prompt, verification_rules
 from kgctl.compiler.spec import ToolSpec, ToolSurface
 from kgctl.compiler.tools import compile_tools
 from kgctl.errors import InputError
 from kgctl.ontology.ir import OntologyIR
+from kgctl.tokens import count_tokens
 
 PLAN_FORMAT = "kgctl-plan/1"
 # Tool sets that never make a plan step of their own: offered alongside every step.
@@ -37,6 +42,7 @@ SHARED_TOOLSETS = ("links", "read")
 REPAIR_TOOLSET = "repair"
 # Section titles worth reading for any entity (generic structure of experimental papers).
 GENERIC_READ = ("experimental", "synthesis", "method", "procedure", "supplementary")
+PROMPT_MARGIN = 8  # tokens: joining the system prompt and a step prompt may merge a few
 MIN_READ_WORD = 4  # shorter label words ("of", "the") are not section hints
 STEP_TITLES = {
     "core": "Top-level entities",
@@ -93,19 +99,24 @@ def compile_plan(
     """The plan of an IR: steps in tool-set order, each with its tools, prompt and rules."""
     surface = surface or compile_tools(ir)
     hints = hints or PlanHints()
-    shared = tuple(t.name for t in surface.tools if t.toolset in SHARED_TOOLSETS)
+    shared = [t for t in surface.tools if t.toolset in SHARED_TOOLSETS]
+    repair = [t for t in surface.tools if t.toolset == REPAIR_TOOLSET]
+    # what every turn of a step sends besides its own tools and prompt
+    fixed = (CLIENT_RESERVE + count_tokens(SYSTEM_PROMPT + "\n\n") + PROMPT_MARGIN
+             + sum(tool_tokens(t) for t in (*shared, *repair)))
     steps = []
     for toolset in surface.toolsets:
         own = [t for t in surface.tools if t.toolset == toolset]
         if toolset in (*SHARED_TOOLSETS, REPAIR_TOOLSET) or not _creates(own):
             continue
-        steps.append(_step(ir, toolset, own, shared=shared, hints=hints))
+        steps.append(_step(ir, toolset, _offered(ir, own), shared=tuple(t.name for t in shared),
+                           hints=hints, fixed=fixed))
     return Plan(
         ontologies=ir.ontologies,
         top_level=ir.top_level,
         system_prompt=SYSTEM_PROMPT,
         steps=tuple(steps),
-        repair_tools=tuple(t.name for t in surface.tools if t.toolset == REPAIR_TOOLSET),
+        repair_tools=tuple(t.name for t in repair),
     )
 
 
@@ -126,12 +137,30 @@ def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
     return hints
 
 
+def _offered(ir: OntologyIR, tools: list[ToolSpec]) -> list[ToolSpec]:
+    """The tools of a tool set a step offers: an `add_` tool is left out when every class it
+    attaches to is created in this step by a `create_` tool that takes the same property
+    inline (as an object)."""
+    inline: dict[str, set[str]] = {}
+    for tool in tools:
+        for arg in tool.args if tool.action == "create" and tool.target else ():
+            if arg.kind == "node" and arg.fields and arg.node_mode == "occurrence":
+                inline.setdefault(arg.property or "", set()).add(tool.target or "")
+
+    def redundant(tool: ToolSpec) -> bool:
+        subjects = {c for d in tool.args[0].classes for c in ir.subclasses(d)
+                    if c in ir.classes and not ir.classes[c].abstract}
+        return bool(subjects) and subjects <= inline.get(tool.via or "", set())
+
+    return [t for t in tools if not (t.action == "add" and redundant(t))]
+
+
 def _creates(tools: list[ToolSpec]) -> bool:
     return any(t.action in ("create", "add") and t.target for t in tools)
 
 
 def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[str, ...],
-          hints: PlanHints) -> PlanStep:
+          hints: PlanHints, fixed: int) -> PlanStep:
     classes = tuple(dict.fromkeys(t.target for t in tools
                                   if t.action in ("create", "add") and t.target))
     labels = [_label(ir, c) for c in classes]
@@ -145,11 +174,15 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
     ]))
     extra = [rule for c in classes if c in ir.classes
              for rule in ir.classes[c].verify.splitlines()]
+    verify = verification_rules(ir, tools, extra=extra)
+    # the prompt gets what the budget leaves after the tools, the system prompt and the
+    # verification pass (repair tools and rules)
+    allowance = STEP_BUDGET - fixed - count_tokens(verify) - sum(tool_tokens(t) for t in tools)
     return PlanStep(
         id=toolset, title=title, goal=goal, classes=classes, read=read,
         tools=(*(t.name for t in tools), *shared),
-        prompt=step_prompt(ir, title=title, goal=goal, tools=tools),
-        verify=verification_rules(ir, tools, extra=extra),
+        prompt=step_prompt(ir, title=title, goal=goal, tools=tools, max_tokens=allowance),
+        verify=verify,
     )
 
 

@@ -20,6 +20,7 @@ ArgKind = Literal[
     "subject",  # the existing entity an `add_` tool attaches the new entity to
     "type",  # concrete class of the new entity when a range has several
     "control",  # dry_run, evidence: never written as facts
+    "value",  # a value whose type the property it is given for decides (update_property)
 ]
 # how a node argument finds its value: found-or-created by label, or a new occurrence
 # (inline object) / existing entity (IRI or label)

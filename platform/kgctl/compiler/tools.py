@@ -9,7 +9,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 from __future__ import annotations
 
 from kgctl.compiler.naming import arg_name, local_name, snake
-from kgctl.compiler.schema import camel, model_for
+from kgctl.compiler.schema import input_schema
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
 
@@ -29,7 +29,7 @@ _REF = "IRI or label of an existing entity of this paper"
 def compile_tools(ir: OntologyIR) -> ToolSurface:
     """Every tool of the IR, sorted by tool set (in plan order) then name."""
     view = _View(ir)
-    tools = [*view.create_tools(), *view.add_tools(), *_generic_tools(ir, view)]
+    tools = [*view.create_tools(), *view.add_tools(), *_generic_tools()]
     tools = _dedupe_names(tools)
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
@@ -228,7 +228,7 @@ class _View:
                 name=f"create_{snake(info.name)}", action="create", target=cls,
                 via=head[0].property if head else None, order_property=order_prop,
                 toolset=self.toolset_of(cls), args=args,
-                description=f"Create one {info.label}. {self.describe(cls)}".strip()))
+                description=f"Create one {info.label}."))
         return tools
 
     def add_tools(self) -> list[ToolSpec]:
@@ -249,8 +249,9 @@ class _View:
                 name=f"add_{arg_name(prop.name)}", action="add", target=targets[0], via=prop.iri,
                 toolset=self.toolset_of(targets[0], prop.domain),
                 args=(subject, *self.type_arg(targets), *fields, _DRY_RUN, _EVIDENCE),
-                description=(f"Create a new {' or '.join(self._label(t) for t in targets)} and "
-                             f"attach it with '{prop.label}'. {self.describe(prop.iri)}").strip()))
+                description=(f"Create a new {' or '.join(self._label(t) for t in targets)} "
+                             f"and attach it with '{prop.label}' to an existing "
+                             f"{' or '.join(self._label(d) for d in prop.domain)}.")))
         return tools
 
     def _label(self, cls: str) -> str:
@@ -283,29 +284,41 @@ def _range1(ir: OntologyIR, prop: str) -> str | None:
     return info.range[0] if info and info.range else None
 
 
-def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
-    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
-    links = tuple(p.iri for p in view.object_props())
-    writable = tuple(sorted(p for p, i in ir.properties.items() if i.kind != "annotation"))
+def link_properties(ir: OntologyIR) -> tuple[str, ...]:
+    """Prefixed names of the object properties `link` accepts."""
+    return tuple(ir.curie(p.iri) for p in _View(ir).object_props())
+
+
+def writable_properties(ir: OntologyIR) -> tuple[str, ...]:
+    """Prefixed names of the properties `update_property` accepts."""
+    return tuple(ir.curie(p) for p, i in sorted(ir.properties.items())
+                 if i.kind != "annotation")
+
+
+def _generic_tools() -> list[ToolSpec]:
+    # property and class names are checked by the server, which answers with the allowed ones
     entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
-    any_class = ArgSpec(name="class_name", kind="type", classes=classes,
-                        description="restrict to this class (and its sub-classes)")
-    prop_arg = ArgSpec(name="property", kind="literal", enum=tuple(ir.curie(p) for p in writable),
-                       required=True, description="property to change (prefixed name)")
     return [
         ToolSpec(name="link", action="link", toolset=LINKS, description=(
             "Link two existing entities of this paper with an object property; domain, range "
             "and cardinality are checked."), args=(
             ArgSpec(name="subject", kind="subject", required=True, description=_REF),
-            ArgSpec(name="property", kind="literal", required=True, description="object "
-                    "property (prefixed name)", enum=tuple(ir.curie(p) for p in links)),
+            ArgSpec(name="property", kind="literal", required=True,
+                    description="object property, prefixed name (e.g. ex:hasPart)"),
             ArgSpec(name="object", kind="subject", required=True, description=_REF),
             _DRY_RUN, _EVIDENCE)),
-        ToolSpec(name="list_instances", action="read", toolset=READ, args=(any_class,),
-                 description="List entities of this paper (IRI, class, label), optionally of one "
-                             "class."),
+        ToolSpec(name="list_instances", action="read", toolset=READ, args=(
+            ArgSpec(name="class_name", kind="literal",
+                    description="only this class and its sub-classes"),),
+            description="List entities of this paper (IRI, class, label)."),
         ToolSpec(name="describe_instance", action="read", toolset=READ, args=(entity,),
                  description="Every fact about one entity of this paper, outgoing and incoming."),
+        ToolSpec(name="describe_tool", action="read", toolset=READ, args=(
+            ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),
+            ArgSpec(name="argument", kind="literal",
+                    description="one argument (dotted path): its full guidance")),
+            description="What the ontology says about a tool's entity and its arguments, "
+                        "with allowed values, units and the rules checked."),
         ToolSpec(name="show_sequence", action="read", toolset=READ, args=(
             ArgSpec(name="container", kind="subject", required=True, description=_REF),),
             description="The ordered members (e.g. steps) of one container, by order, with "
@@ -314,10 +327,11 @@ def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
                  description="Entities of this paper that nothing points to and that are not "
                              "top-level entities."),
         ToolSpec(name="update_property", action="repair", toolset=REPAIR, args=(
-            entity, prop_arg,
-            ArgSpec(name="value", kind="literal", description="new value (literal, IRI or "
-                    "label of an entity; a {value, unit, label} object for a quantity); omit "
-                    "to remove the property"),
+            entity,
+            ArgSpec(name="property", kind="literal", required=True,
+                    description="property to change, prefixed name"),
+            ArgSpec(name="value", kind="value", description="new value, as the create tools "
+                    "take it; omit to remove the property"),
             _DRY_RUN, _EVIDENCE),
             description="Replace the value(s) of one property of an entity; all checks apply."),
         ToolSpec(name="delete_entity", action="repair", toolset=REPAIR, args=(
@@ -340,6 +354,4 @@ def _dedupe_names(tools: list[ToolSpec]) -> list[ToolSpec]:
 
 
 def _with_schema(tool: ToolSpec) -> ToolSpec:
-    model = model_for(camel(tool.name), tool.args)
-    schema = model.model_json_schema()
-    return tool.model_copy(update={"input_schema": schema})
+    return tool.model_copy(update={"input_schema": input_schema(tool.args)})

@@ -46,7 +46,7 @@ STEP_FIELDS = {
 STEP_CHEMICALS = {"addedChemical": "added_chemical_input", "washingSolvent": "washing_solvent",
                   "dryingAgent": "drying_agent", "solvent": "separation_solvent"}
 IGNORED_STEP_FIELDS = frozenset({"stepNumber", "usedVesselName", "usedVesselType"})
-ATMOSPHERES = {"argon": "Ar"}  # the profile's allowed spellings
+ATMOSPHERES = {"argon": "Ar", "air": "Air", "vacuum": "Vacuum"}  # the profile's spellings
 DEVICES = {"ElementalAnalysisDevice": "elemental_analysis_device", "HNMRDevice": "hnmr_device",
            "InfraredSpectroscopyDevice": "infrared_spectroscopy_device"}
 MEASUREMENT_FIELDS = {
@@ -132,7 +132,7 @@ def step_call(synthesis: str, step_type: str, step: dict[str, Any], *,
                 unexpressed(key, value, f"no argument of create_{snake_type(step_type)}")
             continue
         if key == "atmosphere" and value.lower() in ATMOSPHERES:
-            if unexpressed:
+            if unexpressed and ATMOSPHERES[value.lower()].lower() != value.lower():
                 unexpressed(key, value, "the profile's vessel environments spell it "
                             f"{ATMOSPHERES[value.lower()]!r}; written so")
             value = ATMOSPHERES[value.lower()]

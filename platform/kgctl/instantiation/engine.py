@@ -15,7 +15,7 @@ from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
 from kgctl.compiler.naming import local_name
-from kgctl.compiler.tools import property_arg
+from kgctl.compiler.tools import link_properties, property_arg, writable_properties
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -40,6 +40,7 @@ class Instantiator:
                  feedback: bool = True) -> None:
         self.ir, self.store, self.feedback = ir, store, feedback
         self.surface = surface or compile_tools(ir)
+        self._links, self._writable = link_properties(ir), writable_properties(ir)
         self._indexes: dict[str, PaperIndex] = {}
         self._seq: dict[str, int] = {}
 
@@ -68,6 +69,12 @@ class Instantiator:
             raise Rejected([Finding(code="too_large", field="arguments", value=size,
                                     message=f"call larger than {MAX_CALL_BYTES} bytes",
                                     hint="split it into several calls")])
+        names = tuple(a.name for a in spec.args)
+        extra = sorted(set(arguments) - set(names))
+        if extra and spec.action not in ("create", "add"):  # those report theirs when filling
+            raise Rejected([Finding(code="unknown_argument", field=k, value=arguments[k],
+                                    message=f"no argument '{k}'", allowed=names)
+                            for k in extra])
         if spec.action == "read":
             return run_read(self, spec, paper_id, arguments)
         with self.store.writing():
@@ -78,6 +85,8 @@ class Instantiator:
         draft = Draft(self.ir, self.store, index, paper_id, seq=self._next_seq(paper_id),
                       feedback=self.feedback)
         evidence = _evidence(draft, arguments.get("evidence"))
+        if not isinstance(arguments.get("dry_run", False), bool):
+            draft.fail("datatype", "dry_run", arguments["dry_run"], "not a boolean")
         getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
         if draft.findings:
             raise Rejected(draft.findings)
@@ -136,7 +145,7 @@ class Instantiator:
         draft.fill(node, cls, tuple(a for a in spec.args if a.kind != "type"), args)
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        prop = _property(self.ir, draft, args.get("property"), spec.arg("property").enum)
+        prop = _property(self.ir, draft, args.get("property"), self._links)
         if prop is None:
             return
         info = self.ir.properties[prop]
@@ -159,8 +168,7 @@ class Instantiator:
         if spec.name == "delete_entity":
             self.plan_delete(draft, entity)
             return
-        writable = spec.arg("property").enum
-        prop = _property(self.ir, draft, args.get("property"), writable)
+        prop = _property(self.ir, draft, args.get("property"), self._writable)
         if prop is None:
             return
         classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
@@ -356,7 +364,7 @@ def _evidence(draft: Draft, raw: Any) -> Evidence | None:
     if raw is None:
         return None
     try:
-        return Evidence.model_validate(raw)
+        return Evidence.model_validate(raw, strict=True)  # the JSON types its schema shows
     except ValidationError as exc:
         draft.fail("datatype", "evidence", raw, f"evidence must be {{quote, section, start, "
                    f"end}}: {exc.errors()[0]['msg']}")

@@ -202,6 +202,9 @@ class Draft:
         """The list of values of one argument, with list-size and max-one checks."""
         if raw is None:
             return []
+        if arg.many and not isinstance(raw, list):
+            self.fail("datatype", field, raw, f"'{arg.name}' takes a list", hint="give [value]")
+            return [] if self.feedback else [raw]
         items = raw if isinstance(raw, list) else [raw]
         if len(items) > MAX_ITEMS:
             self.fail("too_large", field, len(items), f"more than {MAX_ITEMS} values")
@@ -210,6 +213,9 @@ class Draft:
             self.fail("max_one", field, raw, f"'{arg.name}' takes at most one value",
                       hint="pick the one value the paper states for this entity")
             return items if not self.feedback else items[:1]
+        if not arg.many and isinstance(raw, list):
+            self.fail("datatype", field, raw, f"'{arg.name}' takes one value, not a list")
+            return [] if self.feedback else items
         return items
 
     def fill(self, subject: str, cls: str, args: tuple[ArgSpec, ...], given: dict[str, Any],
@@ -275,14 +281,13 @@ class Draft:
                                                       else None))
 
     def quantity(self, arg: ArgSpec, item: Any, field: str) -> str | None:
-        if isinstance(item, int | float) and not isinstance(item, bool):
-            item = {"value": item}
         if isinstance(item, str):
             match = _QUANTITY_TEXT.match(item)
-            item = ({"value": match[1], "unit": match[2], "label": item} if match
+            item = ({"value": float(match[1]), "unit": match[2], "label": item} if match
                     else {"label": item})
         if not isinstance(item, dict):
-            self.fail("datatype", field, item, "expected {value, unit} or {label}")
+            self.fail("datatype", field, item, "expected a text as written ('160 °C') or "
+                      "{value, unit, label}")
             return None
         for key in sorted(set(item) - _QUANTITY_KEYS):
             self.fail("unknown_argument", f"{field}.{key}", item[key], f"no key '{key}'",
@@ -351,9 +356,7 @@ class Draft:
         text = self.text(field, item)
         if text is None:
             return None
-        by_name = {key: iri for iri in arg.enum
-                   for key in (iri, self.ir.curie(iri), local_name(iri).lower())}
-        iri = by_name.get(strip_iri(text)) or by_name.get(text.lower())
+        iri = {local_name(v): v for v in arg.enum}.get(text)  # the names the schema shows
         if iri is None:
             self.fail("enum_value", field, text, "value outside the allowed set",
                       allowed=tuple(local_name(v) for v in arg.enum))
@@ -384,7 +387,7 @@ class Draft:
             return None
         key = (cls, normalise_label(label))
         names = self.ir.enumeration(cls, RDFS_LABEL)
-        if names and key[1] not in {normalise_label(v) for v in names.values}:
+        if names and label not in names.values:  # exactly the names the schema lists
             self.fail("enum_value", field, label, "name outside the allowed set",
                       allowed=names.values)
         rest = {k: v for k, v in item.items() if k != "label"}

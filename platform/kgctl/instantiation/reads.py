@@ -1,4 +1,5 @@
-"""Read tools: list and describe entities, show an ordered sequence, find orphans.
+"""Read tools: list and describe entities, describe a tool, show an ordered sequence, find
+orphans.
 
 They read the store and the paper index only, write nothing, and return rows in
 `ToolResult.data`.
@@ -12,6 +13,7 @@ from pyoxigraph import NamedNode
 
 from kgctl.compiler import ToolSpec
 from kgctl.compiler.naming import local_name
+from kgctl.compiler.prompts import tool_guide
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
 
@@ -67,6 +69,24 @@ def describe_instance(engine: Instantiator, draft: Draft, args: dict[str, Any]) 
     return [_row(engine, draft, iri), *out, *inc]
 
 
+def describe_tool(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    name, argument = args.get("tool"), args.get("argument")
+    spec = engine.surface.get(name) if isinstance(name, str) else None
+    if spec is None:
+        draft.fail("required_missing" if name is None else "enum_value", "tool", name,
+                   "no such tool", allowed=tuple(t.name for t in engine.surface.tools))
+        return []
+    if argument is not None and not isinstance(argument, str):
+        draft.fail("datatype", "argument", argument, "expected a text value")
+        return []
+    rows = tool_guide(engine.ir, spec, argument)
+    if rows is None:
+        draft.fail("enum_value", "argument", argument, f"{spec.name} has no such argument",
+                   allowed=tuple(r["argument"] for r in (tool_guide(engine.ir, spec) or [])[1:]))
+        return []
+    return rows
+
+
 def show_sequence(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     containers = tuple(r.container_class for r in engine.ir.orderings)
     iri = draft.resolve("container", args.get("container"), containers)
@@ -98,4 +118,5 @@ def find_orphans(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> li
 
 
 READS = {"list_instances": list_instances, "describe_instance": describe_instance,
+         "describe_tool": describe_tool,
          "show_sequence": show_sequence, "find_orphans": find_orphans}

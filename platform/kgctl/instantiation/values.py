@@ -1,9 +1,14 @@
 """Pure value checks and RDF term building for tool arguments.
 
->>> coerce_literal("42", XSD + "integer")
-(42, None)
->>> coerce_literal("warm", XSD + "double")[1]
-'not a number'
+Values are taken in the JSON type their schema shows, nothing else (no "2" for 2, no "yes"
+for true):
+
+>>> coerce_literal(42, XSD + "integer"), coerce_literal("42", XSD + "integer")[1]
+((42, None), 'not an integer')
+>>> coerce_literal("warm", XSD + "double")[1], coerce_literal("yes", XSD + "boolean")[1]
+('not a number', 'not a boolean')
+>>> coerce_literal(950330, None)[1]
+'not a text value'
 >>> looks_like_iri("https://w3id.org/x"), looks_like_iri("Cu:BTC"), looks_like_iri("<a> } DROP")
 (True, False, True)
 >>> iri_problem("https://w3id.org/x> } ; DROP ALL ; <y")
@@ -32,7 +37,6 @@ _INTEGERS = {"integer", "int", "long", "short", "byte", "nonNegativeInteger", "p
 _FLOATS = {"decimal", "double", "float"}
 # lower bounds implied by xsd integer sub-types
 _MINIMUM = {"nonNegativeInteger": 0, "positiveInteger": 1, "unsignedInt": 0, "unsignedLong": 0}
-_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
 
 
 def xsd_name(datatype: str | None) -> str:
@@ -73,9 +77,7 @@ def coerce_literal(value: Any, datatype: str | None) -> tuple[Any, str | None]:
         if isinstance(value, bool):
             return value, "not an integer"
         if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            value = int(value)
+            value = int(value)  # JSON Schema counts 2.0 as an integer
         if not isinstance(value, int):
             return value, "not an integer"
         if name in _MINIMUM and value < _MINIMUM[name]:
@@ -84,25 +86,12 @@ def coerce_literal(value: Any, datatype: str | None) -> tuple[Any, str | None]:
     if name in _FLOATS:
         return coerce_number(value)
     if name == "boolean":
-        if isinstance(value, bool):
-            return value, None
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE, None
-        return value, "not a boolean"
-    if isinstance(value, dict | list):
-        return value, "not a text value"
-    return str(value), None
+        return (value, None) if isinstance(value, bool) else (value, "not a boolean")
+    return (value, None) if isinstance(value, str) else (value, "not a text value")
 
 
 def coerce_number(value: Any) -> tuple[Any, str | None]:
-    if isinstance(value, bool):
-        return value, "not a number"
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return value, "not a number"
-    if not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return value, "not a number"
     return value, None
 
