@@ -89,7 +89,6 @@ class ToolServer(MCPServer):
                          log_level="WARNING", lifespan=self._lifespan)
         self.limits, self.keys = limits, SessionKeys()
         self._inner_lifespan = lifespan
-        self._raw: set[str] = set()
         self._states: list[SessionStates[Any]] = []
         self._setup, self._setup_error = setup, None
         self._setup_lock = threading.Lock()
@@ -103,12 +102,11 @@ class ToolServer(MCPServer):
     def add_raw_tool(self, fn: Callable[..., Any], *, name: str, description: str,
                      input_schema: dict[str, Any], annotations: ToolAnnotations) -> None:
         """Register `fn(arguments: dict, ctx)` under a published `input_schema`; every argument
-        reaches `fn` as given, so the adapter's own checkers report deviations."""
+        the schema names reaches `fn` as given, so the adapter's own checkers judge values."""
         self.add_tool(fn, name=name, description=description, annotations=annotations)
         tool = self._tool_manager.get_tool(name)
         tool.parameters = input_schema
         tool.fn_metadata.arg_model = _RawArguments
-        self._raw.add(name)
 
     def session_states(self, factory: Callable[[], StateT]) -> SessionStates[StateT]:
         """Per-session state of this server, dropped after the sessions' idle time."""
@@ -138,17 +136,11 @@ class ToolServer(MCPServer):
     # -- lazy loading ---------------------------------------------------------------------------
     @asynccontextmanager
     async def _lifespan(self, app: MCPServer) -> AsyncIterator[Any]:
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._warm_up)
-            inner = self._inner_lifespan(app) if self._inner_lifespan else nullcontext()
-            try:
-                async with inner as value:
-                    yield value
-            finally:
-                group.cancel_scope.cancel()
-
-    async def _warm_up(self) -> None:
-        await anyio.to_thread.run_sync(self._run_setup, abandon_on_cancel=True)
+        if not self._loaded.is_set():  # load in the background; calls wait in `ready`
+            threading.Thread(target=self._run_setup, name="kgctl-setup", daemon=True).start()
+        inner = self._inner_lifespan(app) if self._inner_lifespan else nullcontext()
+        async with inner as value:
+            yield value
 
     def _run_setup(self) -> None:
         with self._setup_lock:
@@ -193,11 +185,10 @@ class ToolServer(MCPServer):
         if tool is None:
             return error_result(_unknown_tool(name, [t.name for t in
                                                      self._tool_manager.list_tools()]))
-        if name not in self._raw:
-            known = tool.parameters.get("properties", {})
-            unknown = sorted(set(arguments) - set(known))
-            if unknown:
-                return error_result(_unknown_argument(name, unknown[0], sorted(known)))
+        known = tool.parameters.get("properties", {})
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            return error_result(_unknown_argument(name, unknown[0], sorted(known)))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
