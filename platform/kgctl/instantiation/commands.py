@@ -48,7 +48,7 @@ def serve(store_path: Path | None, endpoint: str | None, transport: str, host: s
         raise InputError("give --store PATH or --endpoint URL")
     if store_path is not None and endpoint is not None:
         raise InputError("give --store or --endpoint, not both")
-    ir = load_ir(list(ontologies)) if ontologies else default_ir()
+    ir = load_ir(list(ontologies)) if ontologies else default_ir  # the default: in the background
     store = open_store(path=store_path, endpoint=endpoint)
     try:
         server = build_server(ir, store, feedback=not no_feedback, paper_id=paper)

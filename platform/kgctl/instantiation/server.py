@@ -51,8 +51,8 @@ class _Binding:
 class _Engine:
     """The shared Instantiator of one server run (store opened in the lifespan)."""
 
-    def __init__(self, ir: OntologyIR) -> None:
-        self.ir = ir
+    def __init__(self) -> None:
+        self.ir: OntologyIR | None = None
         self.surface: ToolSurface | None = None
         self.store: GraphStore | None = None
         self.instance: Instantiator | None = None
@@ -60,7 +60,7 @@ class _Engine:
 
     def get(self, feedback: bool) -> Instantiator:
         with self.lock:
-            if self.store is None:
+            if self.store is None or self.ir is None:
                 raise StoreError("server is not running")
             if self.instance is None:
                 self.instance = Instantiator(self.ir, self.store, surface=self.surface,
@@ -68,14 +68,14 @@ class _Engine:
             return self.instance
 
 
-def build_server(ir: OntologyIR, store: GraphStore | Callable[[], GraphStore], *,
-                 feedback: bool = True, paper_id: str | None = None,
-                 surface: ToolSurface | None = None) -> ToolServer:
-    """An MCP server exposing the compiled tools of `ir` (compiled in the background unless
-    `surface` is given) over `store` (a store, or a factory opened in the lifespan and closed
-    after)."""
+def build_server(ir: OntologyIR | Callable[[], OntologyIR],
+                 store: GraphStore | Callable[[], GraphStore], *, feedback: bool = True,
+                 paper_id: str | None = None, surface: ToolSurface | None = None) -> ToolServer:
+    """An MCP server exposing the compiled tools of `ir` (or of the IR a factory loads),
+    compiled in the background unless `surface` is given, over `store` (a store, or a factory
+    opened in the lifespan and closed after)."""
     default = make_paper_id(paper_id) if paper_id else None
-    engine = _Engine(ir)
+    engine = _Engine()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -90,7 +90,8 @@ def build_server(ir: OntologyIR, store: GraphStore | Callable[[], GraphStore], *
                 opened.close()
 
     def setup() -> None:
-        engine.surface = surface or compile_tools(ir)
+        engine.ir = ir() if callable(ir) else ir
+        engine.surface = surface or compile_tools(engine.ir)
         for spec in engine.surface.tools:
             _register(server, spec, engine, bindings, feedback)
 

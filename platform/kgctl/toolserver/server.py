@@ -7,9 +7,9 @@ What it adds, the same on all three servers:
   errors or SDK prose, so the result is built here);
 - per-session state keys (`keys`), the version in `serverInfo`, no empty prompt or resource
   lists advertised;
-- lazy loading: `setup` (heavy work: compiling tools, loading an index) runs in a worker thread
-  as soon as the server starts, so `initialize` answers at once; listing or calling tools
-  waits for it.
+- lazy loading: `setup` (heavy work: compiling tools, loading an index) runs in a background
+  thread, started when an HTTP server starts or once a stdio client's `initialize` has been
+  answered (so the answer does not share the CPU with it); listing or calling tools waits.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import (
     CallToolResult,
     DiscoverResult,
+    NotificationParams,
     RequestParams,
     TextContent,
     ToolAnnotations,
@@ -97,6 +98,8 @@ class ToolServer(MCPServer):
             self._loaded.set()
         for method in _EMPTY:  # no prompts or resources: advertise none
             self._lowlevel_server._request_handlers.pop(method, None)
+        self._lowlevel_server.add_notification_handler(
+            "notifications/initialized", NotificationParams, self._initialized)
 
     # -- registration -------------------------------------------------------------------------
     def add_raw_tool(self, fn: Callable[..., Any], *, name: str, description: str,
@@ -136,11 +139,19 @@ class ToolServer(MCPServer):
     # -- lazy loading ---------------------------------------------------------------------------
     @asynccontextmanager
     async def _lifespan(self, app: MCPServer) -> AsyncIterator[Any]:
-        if not self._loaded.is_set():  # load in the background; calls wait in `ready`
-            threading.Thread(target=self._run_setup, name="kgctl-setup", daemon=True).start()
+        if self.keys.shared:  # an HTTP server loads before its first client comes
+            self._warm_up()
         inner = self._inner_lifespan(app) if self._inner_lifespan else nullcontext()
         async with inner as value:
             yield value
+
+    async def _initialized(self, ctx: Any, params: NotificationParams) -> None:
+        # a stdio client waits for `initialize`: load once it has been answered
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        if not self._loaded.is_set():
+            threading.Thread(target=self._run_setup, name="kgctl-setup", daemon=True).start()
 
     def _run_setup(self) -> None:
         with self._setup_lock:
