@@ -28,8 +28,8 @@ def command() -> None:
 @transport_options(DEFAULT_PORT)
 @click.option("--no-feedback", is_flag=True,
               help="ablation: turn checks off and write whatever a call gives")
-@click.option("--paper", help="paper (DOI or id) the server starts bound to; "
-                              "clients switch with the select_paper tool")
+@click.option("--paper", help="paper (DOI or id) every session starts bound to; "
+                              "a session switches with the select_paper tool")
 @click.option("--ontology", "ontologies", multiple=True, type=click.Path(path_type=Path),
               help="T-Box file(s) instead of the bundled ones (profiles beside them)")
 def serve(store_path: Path | None, endpoint: str | None, transport: str, host: str, port: int,
