@@ -4,6 +4,7 @@ when two of them write one paper from different threads."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import anyio
@@ -46,7 +47,7 @@ def test_http_sessions_keep_their_own_paper_and_one_paper_gets_unique_iris(tmp_p
         async with Client(url, mode="2026-07-28") as stateless:
             await stateless.call_tool("select_paper", {"paper_id": "paper-0"})
             refused = await stateless.call_tool("create_chemical_synthesis", {"label": "lost"})
-            assert refused.is_error and refused.structured_content["code"] == "no_paper"
+            assert refused.is_error and json.loads(refused.content[0].text)["code"] == "no_paper"
 
     with http_server(["mcp", "serve", "--store", str(path)]) as url:
         anyio.run(main, url)

@@ -44,7 +44,7 @@ def _servers() -> dict[str, Any]:
 def _envelope(result: Any) -> dict[str, Any]:
     assert result.is_error
     payload = json.loads(result.content[0].text)
-    assert payload == result.structured_content
+    assert result.structured_content in (None, payload)  # none where an output schema is
     assert ENVELOPE_KEYS <= set(payload) and payload["status"] == "rejected", payload
     return payload
 

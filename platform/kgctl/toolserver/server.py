@@ -1,10 +1,10 @@
 """`ToolServer`: the `MCPServer` every kgctl MCP server is built on.
 
 What it adds, the same on all three servers:
-- every refusal is an `is_error` result carrying a `kgctl.feedback.Envelope` (as JSON text and
-  as structured content): input limits (checked before any work), unknown tools, unknown
-  arguments, type errors, and failures (in mcp 2.x raw exceptions would become protocol
-  errors or SDK prose, so the result is built here);
+- every refusal is an `is_error` result carrying a `kgctl.feedback.Envelope` as JSON text (and
+  as structured content, unless the tool publishes an output schema): input limits (checked
+  before any work), unknown tools, unknown arguments, type errors, and failures (in mcp 2.x
+  raw exceptions would become protocol errors or SDK prose, so the result is built here);
 - per-session state keys (`keys`), the version in `serverInfo`, no empty prompt or resource
   lists advertised;
 - lazy loading: `setup` (heavy work: compiling tools, loading an index) runs in a background
@@ -62,7 +62,8 @@ _SHOWN = 80  # characters of a refused value echoed back
 
 
 def error_result(envelope: Envelope) -> CallToolResult:
-    """The one error shape: the envelope as JSON text and as structured content."""
+    """The one error shape: the envelope as JSON text and as structured content (the latter
+    dropped by `ToolServer.call_tool` for tools with an output schema)."""
     return CallToolResult(content=[TextContent(type="text", text=envelope.to_json())],
                           structured_content=envelope.model_dump(mode="json"), is_error=True)
 
@@ -183,6 +184,15 @@ class ToolServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> Any:
+        result = await self._call(name, arguments, context)
+        tool = self._tool_manager.get_tool(name)
+        if getattr(result, "is_error", False) and tool is not None and tool.output_schema:
+            # clients validate any structured content against the output schema, errors too
+            # (the TypeScript SDK does): the envelope then travels as the JSON text only
+            result = result.model_copy(update={"structured_content": None})
+        return result
+
+    async def _call(self, name: str, arguments: dict[str, Any], context: Context | None) -> Any:
         refused = check_arguments({"tool": name, **arguments} if len(name) > self.limits.max_text
                                   else arguments, self.limits)
         if refused is not None:
