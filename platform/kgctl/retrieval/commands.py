@@ -28,7 +28,10 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
 def open_store(store: Path | None, data: tuple[Path, ...]) -> EmbeddedStore:
     if store is None and not data:
         raise InputError("give --store DIR or --data FILE.trig")
-    opened = EmbeddedStore(store)
+    return load_files(EmbeddedStore(store), data)
+
+
+def load_files(opened: EmbeddedStore, data: tuple[Path, ...]) -> EmbeddedStore:
     for path in data:
         try:
             opened.import_data(path.read_bytes())
@@ -146,7 +149,8 @@ def serve(store: Path | None, data: tuple[Path, ...], transport: str, host: str,
     missing = [str(path) for path in data if not path.is_file()]
     if missing:
         raise InputError(f"cannot read {', '.join(missing)}: no such file")
-    server = build_server(lambda: QueryEngine(open_store(store, data), default_ir()))
+    graph = EmbeddedStore(store)  # a locked store fails here, before serving
+    server = build_server(lambda: QueryEngine(load_files(graph, data), default_ir()))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

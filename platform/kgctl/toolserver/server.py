@@ -18,7 +18,7 @@ import difflib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from typing import Any
 
 import anyio
@@ -83,6 +83,8 @@ class _RawArguments(ArgModelBase):
 
 
 class ToolServer(MCPServer):
+    """An `MCPServer` with kgctl's error shape, limits, session state and lazy `setup`."""
+
     def __init__(self, name: str, *, instructions: str, limits: Limits = DEFAULT_LIMITS,
                  setup: Callable[[], None] | None = None,
                  lifespan: Callable[[MCPServer], AbstractAsyncContextManager[Any]] | None = None
@@ -176,10 +178,8 @@ class ToolServer(MCPServer):
 
     # -- the MCP surface ------------------------------------------------------------------------
     async def list_tools(self) -> list[MCPTool]:
-        try:
+        with suppress(Exception):  # a failed setup: the tools that did register are listed
             await self.ready()
-        except Exception:  # noqa: BLE001 - the tools that did register are still listed
-            pass
         return await super().list_tools()
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
