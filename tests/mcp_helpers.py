@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,31 +29,40 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(args: list[str]) -> Iterator[str]:
-    """Run `kgctl ARGS --transport http --port P`; yield its MCP endpoint once it accepts
-    connections; stop it (SIGTERM, so it closes its store) afterwards."""
+    """Run `kgctl ARGS --transport http --port P`; yield the MCP endpoint it prints once it
+    accepts connections; stop it (SIGTERM, so it closes its store) afterwards."""
     port = free_port()
-    process = subprocess.Popen([*KGCTL, *args, "--transport", "http", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + READY_WITHIN_S
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"server exited: {process.stderr.read().decode()[-500:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start") from None
-                time.sleep(POLL_S)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as log:  # a file, not a pipe: a full pipe would block it
+        process = subprocess.Popen([*KGCTL, *args, "--transport", "http", "--port", str(port)],
+                                   stdout=subprocess.DEVNULL, stderr=log)
+
+        def printed() -> str:
+            log.seek(0)
+            return log.read().decode(errors="replace")
+
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            deadline = time.monotonic() + READY_WITHIN_S
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"server exited: {printed()[-500:]}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("server did not start") from None
+                    time.sleep(POLL_S)
+            url = f"http://127.0.0.1:{port}/mcp"
+            if not printed().startswith(f"MCP endpoint: {url} "):
+                raise RuntimeError(f"server did not print its endpoint: {printed()[:300]}")
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 async def write_syntheses(url: str, paper: str, labels: list[str]) -> list[dict[str, Any]]:

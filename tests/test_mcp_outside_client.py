@@ -37,12 +37,11 @@ def _skip_reason() -> str | None:
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
 
 
-def _start(target: list[str], calls: list[dict[str, Any]]) -> subprocess.Popen:
-    process = subprocess.Popen(["node", str(SCRIPT), SDK, *target], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    process.stdin.write("".join(json.dumps(call) + "\n" for call in calls))
-    process.stdin.close()
-    return process
+def _start(target: list[str], calls: list[dict[str, Any]], folder: Path) -> subprocess.Popen:
+    calls_file = folder / f"calls-{len(list(folder.glob('calls-*')))}.jsonl"
+    calls_file.write_text("".join(json.dumps(call) + "\n" for call in calls))
+    return subprocess.Popen(["node", str(SCRIPT), SDK, str(calls_file), *target],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _finish(process: subprocess.Popen) -> dict[str, Any]:
@@ -63,8 +62,8 @@ def test_typescript_clients_share_an_http_server_each_in_its_own_paper(tmp_path)
                 {"name": "create_chemical_synthesis", "arguments": {"lable": "x"}},
                 {"name": "list_instances", "arguments": {"class_name": "x" * 1_000_000}}]
     with http_server(["mcp", "serve", "--store", str(tmp_path / "kg")]) as url:
-        clients = [_start(["http", url], _writes("paper-a") + refusals),
-                   _start(["http", url], _writes("paper-b"))]
+        clients = [_start(["http", url], _writes("paper-a") + refusals, tmp_path),
+                   _start(["http", url], _writes("paper-b"), tmp_path)]
         a, b = (_finish(process) for process in clients)
     assert a["server"] == {"name": "kgctl-instantiation", "version": __version__}
     assert a["sessionId"] and b["sessionId"] and a["sessionId"] != b["sessionId"]
@@ -90,7 +89,7 @@ def test_typescript_client_over_stdio_gets_envelopes_for_sdk_type_errors(tmp_pat
              {"name": "find_entities", "arguments": {"label": "cage", "k": "five"}},
              {"name": "find_entities", "arguments": {"label": "x" * 1_000_000}}]
     result = _finish(_start(["stdio", *KGCTL, "query", "serve", "--store",
-                             str(tmp_path / "kg")], calls))
+                             str(tmp_path / "kg")], calls, tmp_path))
     listed, type_error, too_large = result["results"]
     assert result["server"]["version"] == __version__ and not listed["isError"]
     assert json.loads(type_error["text"])["code"] == "datatype" and type_error["isError"]

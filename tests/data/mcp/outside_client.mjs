@@ -1,12 +1,12 @@
 // An MCP client nobody here wrote: the TypeScript SDK. Usage:
-//   node outside_client.mjs SDK_DIR http URL | stdio COMMAND ARGS...
-// Connects, lists the tools, runs the calls of the JSON lines on stdin ({"name", "arguments"})
+//   node outside_client.mjs SDK_DIR CALLS_FILE http URL | stdio COMMAND ARGS...
+// Connects, lists the tools, runs the calls of CALLS_FILE (JSON lines {"name", "arguments"})
 // and prints one JSON object: server info, capabilities, tools with annotations, results.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 
-const [sdk, mode, ...target] = process.argv.slice(2);
+const [sdk, callsFile, mode, ...target] = process.argv.slice(2);
 const load = (path) => import(pathToFileURL(join(sdk, "node_modules/@modelcontextprotocol/sdk/dist/esm", path)).href);
 const { Client } = await load("client/index.js");
 let transport;
@@ -21,7 +21,7 @@ const client = new Client({ name: "outside-client", version: "1.0.0" });
 await client.connect(transport);
 const tools = (await client.listTools()).tools.map((t) => ({ name: t.name, annotations: t.annotations }));
 const results = [];
-for (const line of readFileSync(0, "utf8").split("\n").filter(Boolean)) {
+for (const line of readFileSync(callsFile, "utf8").split("\n").filter(Boolean)) {
   const call = JSON.parse(line);
   const started = performance.now();
   const r = await client.callTool({ name: call.name, arguments: call.arguments });
