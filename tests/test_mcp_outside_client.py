@@ -67,7 +67,7 @@ def test_typescript_clients_share_an_http_server_each_in_its_own_paper(tmp_path)
         a, b = (_finish(process) for process in clients)
     assert a["server"] == {"name": "kgctl-instantiation", "version": __version__}
     assert a["sessionId"] and b["sessionId"] and a["sessionId"] != b["sessionId"]
-    assert "prompts" not in a["capabilities"] and "resources" not in a["capabilities"]
+    assert "prompts" in a["capabilities"] and "resources" in a["capabilities"]
     assert all(t["annotations"]["readOnlyHint"] in (True, False) for t in a["tools"])
     writes_a, (unknown_tool, unknown_arg, too_large) = a["results"][:4], a["results"][4:]
     assert not any(r["isError"] for r in writes_a + b["results"])
@@ -92,5 +92,6 @@ def test_typescript_client_over_stdio_gets_envelopes_for_sdk_type_errors(tmp_pat
                              str(tmp_path / "kg")], calls, tmp_path))
     listed, type_error, too_large = result["results"]
     assert result["server"]["version"] == __version__ and not listed["isError"]
+    assert "prompts" not in result["capabilities"] and "resources" not in result["capabilities"]
     assert json.loads(type_error["text"])["code"] == "datatype" and type_error["isError"]
     assert too_large["structured"]["code"] == "too_large"  # no output schema: also structured

@@ -1,6 +1,7 @@
 """Every tool of the three MCP servers, through a real client session: annotations, server
-identity, and one error shape (the feedback envelope) for a type error, an unknown tool, an
-unknown argument and a 1 MB argument."""
+identity, prompts and resources (real ones or none advertised), and one error shape (the
+feedback envelope) for a type error, an unknown tool, an unknown argument and a 1 MB
+argument."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from mcp import Client
 
 from kgctl import __version__
+from kgctl.compiler.plan import compile_plan
 from kgctl.grounding.index import LabelIndex
 from kgctl.grounding.matcher import Matcher
 from kgctl.grounding.mcp_server import build_server as grounding_server
@@ -65,13 +67,29 @@ def _has(payload: dict[str, Any], codes: tuple[str, ...], field: str) -> bool:
                for f in (payload, *payload.get("findings", ())))
 
 
+async def _check_guides(client: Client) -> None:
+    steps = [step.id for step in compile_plan(default_ir()).steps]
+    prompts = (await client.list_prompts()).prompts
+    assert [p.name for p in prompts] == steps and len(steps) >= 3
+    for prompt in prompts:
+        text = (await client.get_prompt(prompt.name)).messages[-1].content.text
+        assert text.startswith("Plan step: ") and prompt.title in text
+    resources = (await client.list_resources()).resources
+    assert [str(r.uri) for r in resources] == ["kgctl://ontology/summary"]
+    summary = (await client.read_resource(resources[0].uri)).contents[0].text
+    assert summary.startswith("ontologies: ontosynthesis.ttl")
+
+
 async def _check_server(name: str, server: Any) -> dict[str, int]:
     counts = {"tools": 0, "type_errors": 0, "unknown_arguments": 0, "too_large": 0}
     async with Client(server) as client:
         info = client.session.discover_result or client.session.initialize_result
         assert client.session.server_info.version == __version__
         capabilities = info.capabilities
-        assert capabilities.prompts is None and capabilities.resources is None
+        if name == "kgctl-instantiation":  # the plan's step prompts, the ontology summary
+            await _check_guides(client)
+        else:  # nothing to offer: nothing advertised
+            assert capabilities.prompts is None and capabilities.resources is None
         tools = (await client.list_tools()).tools
         for tool in tools:
             counts["tools"] += 1

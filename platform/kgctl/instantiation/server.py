@@ -19,21 +19,27 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts import Prompt
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.server.mcpserver.resources import TextResource
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
+from kgctl.compiler.plan import compile_plan
 from kgctl.errors import KgctlError, StoreError
 from kgctl.instantiation.engine import Instantiator
 from kgctl.instantiation.findings import Feedback, Finding, Rejected, ToolResult
 from kgctl.instantiation.values import MAX_CALL_BYTES, MAX_ITEMS, MAX_TEXT
 from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.summary import summary_lines
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.toolserver.limits import Limits
 from kgctl.toolserver.server import DESTRUCTIVE, READ, WRITE, ToolServer, error_result, ok_result
 
 SERVER_NAME = "kgctl-instantiation"
+SUMMARY_URI = "kgctl://ontology/summary"
 LIMITS = Limits(max_call_bytes=MAX_CALL_BYTES, max_text=MAX_TEXT, max_items=MAX_ITEMS)
 ANNOTATIONS = {"read": READ, "create": WRITE, "add": WRITE, "link": WRITE, "repair": DESTRUCTIVE}
 INSTRUCTIONS = (
@@ -94,9 +100,10 @@ def build_server(ir: OntologyIR | Callable[[], OntologyIR],
         engine.surface = surface or compile_tools(engine.ir)
         for spec in engine.surface.tools:
             _register(server, spec, engine, bindings, feedback)
+        _add_guides(server, engine.ir, engine.surface)
 
     server = ToolServer(SERVER_NAME, instructions=INSTRUCTIONS, limits=LIMITS, setup=setup,
-                        lifespan=lifespan)
+                        lifespan=lifespan, offers=("prompts", "resources"))
     bindings = server.session_states(lambda: _Binding(default))
 
     def select_paper(paper_id: PaperArg, ctx: Context) -> Annotated[CallToolResult, ToolResult]:
@@ -114,6 +121,26 @@ def build_server(ir: OntologyIR | Callable[[], OntologyIR],
 
     server.add_tool(select_paper, annotations=READ)
     return server
+
+
+def _add_guides(server: ToolServer, ir: OntologyIR, surface: ToolSurface) -> None:
+    """The extraction plan's step prompts as MCP prompts, the ontology summary as a resource."""
+    plan = compile_plan(ir, surface=surface)
+    for step in plan.steps:
+        server.add_prompt(Prompt.from_function(
+            _messages(plan.system_prompt, step.prompt), name=step.id, title=step.title,
+            description=f"{step.goal} Tools: {', '.join(step.tools)}."))
+    server.add_resource(TextResource(
+        uri=SUMMARY_URI, name="ontology-summary", title="Ontology summary",
+        description="classes, properties and rules the tools were compiled from",
+        mime_type="text/plain", text="\n".join(summary_lines(ir)) + "\n"))
+
+
+def _messages(system: str, step: str) -> Callable[[], list[Message]]:
+    def messages() -> list[Message]:
+        return [UserMessage(system), UserMessage(step)]
+
+    return messages
 
 
 def _register(server: ToolServer, spec: ToolSpec, engine: _Engine, bindings: Any,

@@ -5,8 +5,8 @@ What it adds, the same on all three servers:
   as structured content, unless the tool publishes an output schema): input limits (checked
   before any work), unknown tools, unknown arguments, type errors, and failures (in mcp 2.x
   raw exceptions would become protocol errors or SDK prose, so the result is built here);
-- per-session state keys (`keys`), the version in `serverInfo`, no empty prompt or resource
-  lists advertised;
+- per-session state keys (`keys`), the version in `serverInfo`; prompts and resources are
+  advertised only by a server that `offers` them;
 - lazy loading: `setup` (heavy work: compiling tools, loading an index) runs in a background
   thread, started when an HTTP server starts or once a stdio client's `initialize` has been
   answered (so the answer does not share the CPU with it); listing or calling tools waits.
@@ -33,6 +33,8 @@ from mcp_types import (
     TextContent,
     ToolAnnotations,
 )
+from mcp_types import Prompt as MCPPrompt
+from mcp_types import Resource as MCPResource
 from mcp_types import Tool as MCPTool
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -86,7 +88,7 @@ class ToolServer(MCPServer):
     """An `MCPServer` with kgctl's error shape, limits, session state and lazy `setup`."""
 
     def __init__(self, name: str, *, instructions: str, limits: Limits = DEFAULT_LIMITS,
-                 setup: Callable[[], None] | None = None,
+                 setup: Callable[[], None] | None = None, offers: tuple[str, ...] = (),
                  lifespan: Callable[[MCPServer], AbstractAsyncContextManager[Any]] | None = None
                  ) -> None:
         super().__init__(name, instructions=instructions, version=__version__,
@@ -99,8 +101,9 @@ class ToolServer(MCPServer):
         self._loaded = threading.Event()
         if setup is None:
             self._loaded.set()
-        for method in _EMPTY:  # no prompts or resources: advertise none
-            self._lowlevel_server._request_handlers.pop(method, None)
+        for method in _EMPTY:  # advertise prompts / resources only when offered
+            if method.split("/")[0] not in offers:
+                self._lowlevel_server._request_handlers.pop(method, None)
         self._lowlevel_server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._initialized)
 
@@ -181,6 +184,27 @@ class ToolServer(MCPServer):
         with suppress(Exception):  # a failed setup: the tools that did register are listed
             await self.ready()
         return await super().list_tools()
+
+    async def list_prompts(self) -> list[MCPPrompt]:
+        with suppress(Exception):  # prompts may be registered by `setup`
+            await self.ready()
+        return await super().list_prompts()
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context | None = None) -> Any:
+        with suppress(Exception):
+            await self.ready()
+        return await super().get_prompt(name, arguments, context)
+
+    async def list_resources(self) -> list[MCPResource]:
+        with suppress(Exception):  # resources may be registered by `setup`
+            await self.ready()
+        return await super().list_resources()
+
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
+        with suppress(Exception):
+            await self.ready()
+        return await super().read_resource(uri, context)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> Any:
