@@ -2,9 +2,10 @@
 
 Every compiled tool is registered on a `ToolServer` with its compiled input schema published,
 while every argument reaches our checkers as given and a deviation comes back as a feedback
-envelope (`is_error=True`). The ontology is compiled in the background when the server starts
-(`initialize` answers at once); the store is opened in the server lifespan. All sessions share
-one `Instantiator`, which takes one call at a time.
+envelope (`is_error=True`). The tools, the plan's step prompts and the ontology summary
+resource are compiled in the background (`initialize` does not wait for them); the store is
+opened in the server lifespan. All sessions share one `Instantiator`, which takes one call at a
+time.
 
 Paper binding is per MCP session: `select_paper` binds the calling session only; a session
 that has not chosen starts on the server's `paper_id=` / `--paper`. Every result names its
