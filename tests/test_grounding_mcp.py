@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import anyio
@@ -30,4 +31,5 @@ def test_mcp_lookup_identifier_describe_and_error(tmp_path):
     assert len(found.structured_content["candidates"]) <= 3
     assert [c["iri"] for c in by_cas.structured_content["candidates"]] == [iri("64-17-5")]
     assert "95-50-1" in described.structured_content["identifiers"]["cas"]
-    assert bad.is_error and "longer than" in bad.content[0].text
+    assert bad.is_error and json.loads(bad.content[0].text)["code"] == "too_large"
+    assert json.loads(bad.content[0].text)["field"] == "name"

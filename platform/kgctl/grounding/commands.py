@@ -18,8 +18,11 @@ from kgctl.grounding.matcher import Matcher
 from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
+from kgctl.toolserver.transport import serve as run_server
+from kgctl.toolserver.transport import transport_options
 
 MODES = ("sameas", "rewrite")
+MCP_PORT = 8767
 
 
 def default_reference() -> Path:
@@ -175,23 +178,22 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
 
 
 @command.command()
-@click.option("--transport", type=click.Choice(["stdio", "streamable-http"]), default="stdio",
-              show_default=True)
-@click.option("--port", type=int, default=8765, show_default=True)
+@transport_options(MCP_PORT)
 @click.pass_obj
-def mcp(obj: dict, transport: str, port: int) -> None:
-    """Serve lookup_species / lookup_identifier / describe_species over MCP.
+def mcp(obj: dict, transport: str, host: str, port: int, session_idle: float) -> None:
+    """Serve lookup_species / lookup_identifier / describe_species over MCP; the index loads
+    in the background, so clients connect at once (docs/mcp.md).
 
-    Example: kgctl ground --reference ref/ mcp
+    Example: kgctl ground --reference ref/ mcp --transport http
     """
     from kgctl.grounding.mcp_server import build_server
 
-    matcher, _ = load_matcher(**obj)
-    server = build_server(matcher)
-    if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=port)
+    spec_for_class(obj["class_name"])  # an unknown class fails here, before serving
+    if obj["endpoint"] is None and not Path(obj["reference"] or default_reference()).is_dir():
+        raise InputError(f"no reference store at {obj['reference'] or default_reference()}; "
+                         "run `kgctl reference build`")
+    server = build_server(lambda: load_matcher(**obj)[0])
+    run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 
 @click.group()

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from kgctl.errors import InputError
+from kgctl.toolserver.transport import serve as run_server
+from kgctl.toolserver.transport import transport_options
 
-TRANSPORTS = {"stdio": "stdio", "http": "streamable-http"}
 DEFAULT_PORT = 8765
 
 
@@ -24,21 +25,20 @@ def command() -> None:
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="embedded store folder (created if missing)")
 @click.option("--endpoint", help="SPARQL endpoint URL of a remote store")
-@click.option("--transport", type=click.Choice(sorted(TRANSPORTS)), default="stdio",
-              show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=DEFAULT_PORT, show_default=True)
+@transport_options(DEFAULT_PORT)
 @click.option("--no-feedback", is_flag=True,
               help="ablation: turn checks off and write whatever a call gives")
-@click.option("--paper", help="paper (DOI or id) the server starts bound to; "
-                              "clients switch with the select_paper tool")
+@click.option("--paper", help="paper (DOI or id) every session starts bound to; "
+                              "a session switches with the select_paper tool")
 @click.option("--ontology", "ontologies", multiple=True, type=click.Path(path_type=Path),
               help="T-Box file(s) instead of the bundled ones (profiles beside them)")
 def serve(store_path: Path | None, endpoint: str | None, transport: str, host: str, port: int,
-          no_feedback: bool, paper: str | None, ontologies: tuple[Path, ...]) -> None:
-    """Serve the tools compiled from the ontology; the server owns the store.
+          session_idle: float, no_feedback: bool, paper: str | None,
+          ontologies: tuple[Path, ...]) -> None:
+    """Serve the tools compiled from the ontology; the server owns the store. Over HTTP
+    several clients share it, each session with its own paper (docs/mcp.md).
 
-    Example: kgctl mcp serve --store kg.db --transport http --port 8765 --paper 10.1021/ja105986b
+    Example: kgctl mcp serve --store kg.db --transport http --port 8765
     """
     from kgctl.instantiation.server import build_server
     from kgctl.ontology import default_ir, load_ir
@@ -48,10 +48,10 @@ def serve(store_path: Path | None, endpoint: str | None, transport: str, host: s
         raise InputError("give --store PATH or --endpoint URL")
     if store_path is not None and endpoint is not None:
         raise InputError("give --store or --endpoint, not both")
-    ir = load_ir(list(ontologies)) if ontologies else default_ir()
-    server = build_server(ir, lambda: open_store(path=store_path, endpoint=endpoint),
-                          feedback=not no_feedback, paper_id=paper)
-    if TRANSPORTS[transport] == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+    ir = load_ir(list(ontologies)) if ontologies else default_ir  # the default: in the background
+    store = open_store(path=store_path, endpoint=endpoint)
+    try:
+        server = build_server(ir, store, feedback=not no_feedback, paper_id=paper)
+        run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
+    finally:
+        store.close()

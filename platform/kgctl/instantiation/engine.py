@@ -16,6 +16,7 @@ from pyoxigraph import NamedNode, Triple
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import link_properties, property_arg, writable_properties
+from kgctl.errors import StoreError
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -75,10 +76,24 @@ class Instantiator:
             raise Rejected([Finding(code="unknown_argument", field=k, value=arguments[k],
                                     message=f"no argument '{k}'", allowed=names)
                             for k in extra])
-        if spec.action == "read":
-            return run_read(self, spec, paper_id, arguments)
-        with self.store.writing():
+        with self.store.writing():  # one call at a time: the caches below stay consistent
+            if spec.action == "read":
+                return run_read(self, spec, paper_id, arguments)
+            try:
+                return self._write(spec, paper_id, arguments)
+            except StoreError:
+                if not self._stale(paper_id):
+                    raise
             return self._write(spec, paper_id, arguments)
+
+    def _stale(self, paper_id: str) -> bool:
+        """Whether another writer (e.g. a second Instantiator on this store) has added calls to
+        the paper since this one cached its index; if so the caches are dropped."""
+        cached = self._seq.pop(paper_id, None)
+        if cached is None or cached == self._next_seq(paper_id) - 1:
+            return False
+        self._indexes.pop(paper_id, None)
+        return True
 
     def _write(self, spec: ToolSpec, paper_id: str, arguments: dict[str, Any]) -> ToolResult:
         index = self.index(paper_id)
@@ -99,8 +114,10 @@ class Instantiator:
                               summary="would have " + summary, added=len(insert),
                               removed=len(delete))
         stored_args = {k: v for k, v in arguments.items() if k not in ("dry_run", "evidence")}
-        record = CallRecord(paper_id=paper_id, seq=0, tool=spec.name, arguments=stored_args,
-                            iris=touched, time=utc_now(), evidence=evidence)
+        # the expected seq: the store refuses the write if another writer came first
+        record = CallRecord(paper_id=paper_id, seq=draft.seq, tool=spec.name,
+                            arguments=stored_args, iris=touched, time=utc_now(),
+                            evidence=evidence)
         self.store.write(paper_id, insert=insert, delete=delete, record=record)
         index.apply(insert=insert, delete=delete)
         self._seq[paper_id] = draft.seq

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -41,7 +40,7 @@ CODES: dict[str, str] = {
     "invalid_text": "control characters in a text value",
     "invalid_iri": "a string that looks like an IRI but is not a valid one",
     "unknown_tool": "no such tool",
-    "no_paper": "no paper selected on this server (call select_paper)",
+    "no_paper": "no paper selected in this session (call select_paper)",
     "store_error": "the store could not be read or written (not retryable as is)",
 }
 Code = str
@@ -70,9 +69,6 @@ class Feedback(Envelope):
     def from_findings(cls, findings: list[Finding]) -> Feedback:
         first = findings[0]
         return cls(**first.model_dump(), findings=tuple(findings))
-
-    def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
 
 
 class Rejected(DataRejected):

@@ -1,129 +1,167 @@
 """The one adapter between compiled tools and the MCP SDK.
 
-Every compiled tool is registered with `MCPServer.add_tool`; its published input schema is the
-compiled one, while the SDK-side parameters accept anything so that every deviation reaches
-our checkers and comes back as a feedback envelope (`is_error=True`, JSON text) instead of an
-SDK validation message. The store is opened in the server lifespan.
+Every compiled tool is registered on a `ToolServer` with its compiled input schema published,
+while every argument reaches our checkers as given and a deviation comes back as a feedback
+envelope (`is_error=True`). The tools, the plan's step prompts and the ontology summary
+resource are compiled in the background (`initialize` does not wait for them); the store is
+opened in the server lifespan. All sessions share one `Instantiator`, which takes one call at a
+time.
 
-Paper binding: a server is bound to one paper at a time (`paper_id=` / `--paper`); the
-`select_paper` tool switches it for the whole server. Every result names its paper.
+Paper binding is per MCP session: `select_paper` binds the calling session only; a session
+that has not chosen starts on the server's `paper_id=` / `--paper`. Every result names its
+paper.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import CallToolResult, TextContent
-from pydantic import ConfigDict
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts import Prompt
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.server.mcpserver.resources import TextResource
+from mcp_types import CallToolResult
+from pydantic import Field
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
-from kgctl.errors import KgctlError
+from kgctl.compiler.plan import compile_plan
+from kgctl.errors import KgctlError, StoreError
 from kgctl.instantiation.engine import Instantiator
 from kgctl.instantiation.findings import Feedback, Finding, Rejected, ToolResult
+from kgctl.instantiation.values import MAX_CALL_BYTES, MAX_ITEMS, MAX_TEXT
 from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.summary import summary_lines
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import paper_id as make_paper_id
+from kgctl.toolserver.limits import Limits
+from kgctl.toolserver.server import DESTRUCTIVE, READ, WRITE, ToolServer, error_result, ok_result
 
 SERVER_NAME = "kgctl-instantiation"
-_SELECT = ToolSpec(name="select_paper", action="session", toolset="session",
-                   description="Bind this server to a paper (a DOI or paper id); every later "
-                               "call reads and writes that paper's graph.",
-                   input_schema={"type": "object", "additionalProperties": False,
-                                 "required": ["paper_id"],
-                                 "properties": {"paper_id": {"type": "string",
-                                                             "description": "DOI or paper id"}}})
+SUMMARY_URI = "kgctl://ontology/summary"
+LIMITS = Limits(max_call_bytes=MAX_CALL_BYTES, max_text=MAX_TEXT, max_items=MAX_ITEMS)
+ANNOTATIONS = {"read": READ, "create": WRITE, "add": WRITE, "link": WRITE, "repair": DESTRUCTIVE}
+INSTRUCTIONS = (
+    "Tools compiled from the ontology. Call select_paper first: the paper binding belongs to "
+    "this session. Write tools validate before writing; a refused call returns a JSON envelope "
+    "(code, field, allowed, hint): fix and retry.")
+PaperArg = Annotated[str, Field(description="DOI or paper id")]
 
 
-class _Session:
+class _Binding:
     def __init__(self, paper: str | None) -> None:
         self.paper = paper
-        self.engine: Instantiator | None = None
 
 
-def build_server(ir: OntologyIR, store: GraphStore | Callable[[], GraphStore], *,
-                 feedback: bool = True, paper_id: str | None = None,
-                 surface: ToolSurface | None = None) -> MCPServer:
-    """An MCP server exposing the compiled tools of `ir` over `store` (a store, or a factory
+class _Engine:
+    """The shared Instantiator of one server run (store opened in the lifespan)."""
+
+    def __init__(self) -> None:
+        self.ir: OntologyIR | None = None
+        self.surface: ToolSurface | None = None
+        self.store: GraphStore | None = None
+        self.instance: Instantiator | None = None
+        self.lock = threading.Lock()
+
+    def get(self, feedback: bool) -> Instantiator:
+        with self.lock:
+            if self.store is None or self.ir is None:
+                raise StoreError("server is not running")
+            if self.instance is None:
+                self.instance = Instantiator(self.ir, self.store, surface=self.surface,
+                                             feedback=feedback)
+            return self.instance
+
+
+def build_server(ir: OntologyIR | Callable[[], OntologyIR],
+                 store: GraphStore | Callable[[], GraphStore], *, feedback: bool = True,
+                 paper_id: str | None = None, surface: ToolSurface | None = None) -> ToolServer:
+    """An MCP server exposing the compiled tools of `ir` (or of the IR a factory loads),
+    compiled in the background unless `surface` is given, over `store` (a store, or a factory
     opened in the lifespan and closed after)."""
-    surface = surface or compile_tools(ir)
-    session = _Session(make_paper_id(paper_id) if paper_id else None)
+    default = make_paper_id(paper_id) if paper_id else None
+    engine = _Engine()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
         opened = store() if callable(store) else store
-        session.engine = Instantiator(ir, opened, surface=surface, feedback=feedback)
+        engine.store = opened
         try:
             yield None
         finally:
-            session.engine = None
+            with engine.lock:
+                engine.store, engine.instance = None, None
             if callable(store):
                 opened.close()
 
-    server = MCPServer(SERVER_NAME, lifespan=lifespan, instructions=(
-        "Tools compiled from the ontology. Write tools validate before writing; a refused call "
-        "returns a JSON envelope (code, field, allowed, hint): fix and retry."))
-    for spec in (*surface.tools, _SELECT):
-        _register(server, spec, session)
+    def setup() -> None:
+        engine.ir = ir() if callable(ir) else ir
+        engine.surface = surface or compile_tools(engine.ir)
+        for spec in engine.surface.tools:
+            _register(server, spec, engine, bindings, feedback)
+        _add_guides(server, engine.ir, engine.surface)
+
+    server = ToolServer(SERVER_NAME, instructions=INSTRUCTIONS, limits=LIMITS, setup=setup,
+                        lifespan=lifespan, offers=("prompts", "resources"))
+    bindings = server.session_states(lambda: _Binding(default))
+
+    def select_paper(paper_id: PaperArg, ctx: Context) -> Annotated[CallToolResult, ToolResult]:
+        """Bind this session to a paper (a DOI or paper id); every later call of this session
+        reads and writes that paper's graph. Other sessions keep their own binding."""
+        try:
+            pid = make_paper_id(paper_id)
+        except ValueError:
+            return error_result(Feedback.from_findings([Finding(
+                code="datatype", field="paper_id", value=paper_id,
+                message="not a DOI or paper id")]))
+        bindings.get(server.session_key(ctx)).paper = pid
+        return ok_result(ToolResult(paper=pid, tool="select_paper",
+                                    summary=f"this session is bound to paper {pid}"))
+
+    server.add_tool(select_paper, annotations=READ)
     return server
 
 
-class _RawArguments(ArgModelBase):
-    """SDK-side argument model that keeps every argument as given (checked by us)."""
+def _add_guides(server: ToolServer, ir: OntologyIR, surface: ToolSurface) -> None:
+    """The extraction plan's step prompts as MCP prompts, the ontology summary as a resource."""
+    plan = compile_plan(ir, surface=surface)
+    for step in plan.steps:
+        server.add_prompt(Prompt.from_function(
+            _messages(plan.system_prompt, step.prompt), name=step.id, title=step.title,
+            description=f"{step.goal} Tools: {', '.join(step.tools)}."))
+    server.add_resource(TextResource(
+        uri=SUMMARY_URI, name="ontology-summary", title="Ontology summary",
+        description="classes, properties and rules the tools were compiled from",
+        mime_type="text/plain", text="\n".join(summary_lines(ir)) + "\n"))
 
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
+def _messages(system: str, step: str) -> Callable[[], list[Message]]:
+    def messages() -> list[Message]:
+        return [UserMessage(system), UserMessage(step)]
+
+    return messages
 
 
-def _register(server: MCPServer, spec: ToolSpec, session: _Session) -> None:
-    async def run(arguments: dict[str, Any]) -> Annotated[CallToolResult, ToolResult]:
+def _register(server: ToolServer, spec: ToolSpec, engine: _Engine, bindings: Any,
+              feedback: bool) -> None:
+    def run(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, ToolResult]:
         given = {k: v for k, v in arguments.items() if v is not None}
+        paper = bindings.get(server.session_key(ctx)).paper
         try:
-            result = _dispatch(spec, session, given)
+            if paper is None:
+                raise Rejected([Finding(code="no_paper", field="paper_id",
+                                        message="no paper selected in this session",
+                                        hint="call select_paper first; over HTTP, open a "
+                                             "session (initialize handshake) to keep it")])
+            result = engine.get(feedback).call(spec.name, paper, given)
         except Rejected as exc:
-            return _error(exc.feedback)
+            return error_result(exc.feedback)
         except KgctlError as exc:
-            return _error(Feedback.from_findings([Finding(
+            return error_result(Feedback.from_findings([Finding(
                 code="store_error", field="", message=str(exc), retryable=False)]))
-        return CallToolResult(content=[TextContent(type="text", text=result.model_dump_json())],
-                              structured_content=result.model_dump(mode="json"))
+        return ok_result(result)
 
-    server.add_tool(run, name=spec.name, description=spec.description)
-    # publish the compiled schema; every argument reaches our checkers (see module doc)
-    tool = server._tool_manager.get_tool(spec.name)
-    tool.parameters = spec.input_schema
-    tool.fn_metadata.arg_model = _RawArguments
-
-
-def _dispatch(spec: ToolSpec, session: _Session, given: dict[str, Any]) -> ToolResult:
-    if session.engine is None:
-        raise KgctlError("server is not running")
-    if spec.action == "session":
-        return _select(session, given)
-    if session.paper is None:
-        raise Rejected([Finding(code="no_paper", field="paper_id", message="no paper selected",
-                                hint="call select_paper first")])
-    return session.engine.call(spec.name, session.paper, given)
-
-
-def _select(session: _Session, given: dict[str, Any]) -> ToolResult:
-    raw = given.get("paper_id")
-    try:
-        pid = make_paper_id(str(raw)) if isinstance(raw, str) else None
-    except ValueError:
-        pid = None
-    if pid is None:
-        raise Rejected([Finding(code="datatype", field="paper_id", value=raw,
-                                message="not a DOI or paper id")])
-    session.paper = pid
-    return ToolResult(paper=pid, tool="select_paper", summary=f"bound to paper {pid}")
-
-
-def _error(feedback: Feedback) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=feedback.to_json())],
-                          is_error=True)
+    server.add_raw_tool(run, name=spec.name, description=spec.description,
+                        input_schema=spec.input_schema, annotations=ANNOTATIONS[spec.action])

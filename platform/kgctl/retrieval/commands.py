@@ -13,7 +13,10 @@ from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
 from kgctl.store.embedded import EmbeddedStore
+from kgctl.toolserver.transport import serve as run_server
+from kgctl.toolserver.transport import transport_options
 
+DEFAULT_PORT = 8766
 SHELL_SESSION = "shell"
 SHELL_TOOLS = ("filter_by_entity", "filter_by_value", "filter_by_quantity", "convert_quantity",
                "add_path_constraint", "add_triple", "add_provenance", "group_by", "aggregate",
@@ -25,7 +28,10 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
 def open_store(store: Path | None, data: tuple[Path, ...]) -> EmbeddedStore:
     if store is None and not data:
         raise InputError("give --store DIR or --data FILE.trig")
-    opened = EmbeddedStore(store)
+    return load_files(EmbeddedStore(store), data)
+
+
+def load_files(opened: EmbeddedStore, data: tuple[Path, ...]) -> EmbeddedStore:
     for path in data:
         try:
             opened.import_data(path.read_bytes())
@@ -128,14 +134,24 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
 
 @command.command(name="serve")
 @with_store
-def serve(store: Path | None, data: tuple[Path, ...]) -> None:
-    """Serve the query-building tools over MCP on stdio.
+@transport_options(DEFAULT_PORT)
+def serve(store: Path | None, data: tuple[Path, ...], transport: str, host: str, port: int,
+          session_idle: float) -> None:
+    """Serve the query-building tools over MCP; the store and indexes load in the background.
+    Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
-    Example: kgctl query serve --store ./kg
+    Example: kgctl query serve --store ./kg --transport http
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
-    build_server(QueryEngine(open_store(store, data), default_ir())).run("stdio")
+    if store is None and not data:
+        raise InputError("give --store DIR or --data FILE.trig")
+    missing = [str(path) for path in data if not path.is_file()]
+    if missing:
+        raise InputError(f"cannot read {', '.join(missing)}: no such file")
+    graph = EmbeddedStore(store)  # a locked store fails here, before serving
+    server = build_server(lambda: QueryEngine(load_files(graph, data), default_ir()))
+    run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 
 def _safe(call):
