@@ -126,7 +126,7 @@ def test_every_tool_of_every_server_has_annotations_and_one_error_shape():
     counts = {name: anyio.run(_check_server, name, server)
               for name, server in _servers().items()}
     assert counts["kgctl-instantiation"]["tools"] >= 40
-    assert counts["kgctl-query"]["tools"] == 18 and counts["kgctl-grounding"]["tools"] == 3
+    assert counts["kgctl-query"]["tools"] == 21 and counts["kgctl-grounding"]["tools"] == 3
     for name, seen in counts.items():
         assert seen["unknown_arguments"] == seen["too_large"] == seen["tools"], name
         assert seen["type_errors"] >= seen["tools"] - 3, (name, seen)  # tools without arguments
