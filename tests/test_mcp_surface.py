@@ -14,6 +14,8 @@ import pytest
 from mcp import Client
 
 from kgctl import __version__
+from kgctl.chemistry.opsin import Opsin
+from kgctl.chemistry.server import build_server as chemistry_server
 from kgctl.compiler.plan import compile_plan
 from kgctl.grounding.index import LabelIndex
 from kgctl.grounding.matcher import Matcher
@@ -40,6 +42,8 @@ def _servers() -> dict[str, Any]:
         "kgctl-instantiation": instantiation_server(ir, EmbeddedStore(), paper_id="p1"),
         "kgctl-query": retrieval_server(QueryEngine(EmbeddedStore(), ir)),
         "kgctl-grounding": grounding_server(Matcher(index, THRESHOLDS)),
+        # no call reaches OPSIN here: every call of this test is refused before the tool runs
+        "kgctl-chemistry": chemistry_server(Opsin()),
     }
 
 
@@ -127,6 +131,7 @@ def test_every_tool_of_every_server_has_annotations_and_one_error_shape():
               for name, server in _servers().items()}
     assert counts["kgctl-instantiation"]["tools"] >= 40
     assert counts["kgctl-query"]["tools"] == 21 and counts["kgctl-grounding"]["tools"] == 3
+    assert counts["kgctl-chemistry"]["tools"] == 4
     for name, seen in counts.items():
         assert seen["unknown_arguments"] == seen["too_large"] == seen["tools"], name
         assert seen["type_errors"] >= seen["tools"] - 3, (name, seen)  # tools without arguments

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from kgctl.toolserver.transport import serve, transport_options
+
 DEFAULT_PORT = 8768
 
 
@@ -68,11 +70,9 @@ def cbu(metal: tuple[str, ...], linker: tuple[str, ...], as_json: bool) -> None:
 
 
 @command.command()
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
-              show_default=True)
-@click.option("--port", type=int, default=DEFAULT_PORT, show_default=True)
-def mcp(transport: str, port: int) -> None:
-    """Serve parse_names / describe_structure / derive_* over MCP (endpoint /mcp over http).
+@transport_options(DEFAULT_PORT)
+def mcp(transport: str, host: str, port: int, session_idle: float) -> None:
+    """Serve parse_names / describe_structure / derive_* over MCP (docs/mcp.md).
 
     Example: kgctl chem mcp --transport http --port 8768
     """
@@ -80,9 +80,5 @@ def mcp(transport: str, port: int) -> None:
     from kgctl.chemistry.server import build_server
 
     with Opsin() as opsin:
-        server = build_server(opsin)
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            click.echo(f"chemistry MCP server on http://127.0.0.1:{port}/mcp", err=True)
-            server.run("streamable-http", host="127.0.0.1", port=port)
+        serve(build_server(opsin), transport=transport, host=host, port=port,
+              session_idle=session_idle)
