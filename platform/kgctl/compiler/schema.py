@@ -71,7 +71,7 @@ def _value_type(arg: ArgSpec, owner: str) -> Any:
         inline = model_for(owner + camel(arg.name), arg.fields)
         return str | inline
     if arg.kind == "type":
-        return _enum(tuple(local_name(c) for c in arg.classes))
+        return _enum(arg.enum or tuple(local_name(c) for c in arg.classes))
     return str
 
 

@@ -8,12 +8,16 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
-from kgctl.compiler.naming import arg_name, local_name, snake
+from kgctl.compiler.names import prefixed_name, unique_words
+from kgctl.compiler.naming import arg_name, local_name, readable, snake
 from kgctl.compiler.schema import camel, model_for
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+# without a profile's top level, every class that can have instances of its own gets a create
+# tool; above this many, one tool per main class (a `type` argument picks the sub-class)
+MAX_CREATE_TOOLS = 40
 # nesting depth of inline objects (an Add with its ChemicalInput with its Supplier)
 MAX_INLINE_DEPTH = 2
 CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
@@ -47,6 +51,23 @@ class _View:
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
                         for r in self.range_of(o.member_property) for c in self.concretes(r)}
+        seen: dict[str, int] = {}
+        for c in ir.classes:
+            seen[local_name(c)] = seen.get(local_name(c), 0) + 1
+        self.collisions = {n for n, k in seen.items() if k > 1}  # local names in 2 namespaces
+        self.groups = self.create_groups()
+        self.names = unique_words(ir, [c for g in self.groups.values() for c in g])
+
+    # -- names ---------------------------------------------------------------------------------
+    def class_word(self, cls: str) -> str:
+        """snake_case name of a class in tool names and `type` values (unique in the surface)."""
+        if cls in self.names:
+            return self.names[cls]
+        info = self.ir.classes.get(cls)
+        return snake(readable(info.name, info.label)) if info else snake(local_name(cls))
+
+    def prop_word(self, prop: PropertyInfo) -> str:
+        return arg_name(readable(prop.name, prop.label))
 
     # -- classification -------------------------------------------------------------------
     def range_of(self, prop: str) -> tuple[str, ...]:
@@ -56,7 +77,7 @@ class _View:
     def instantiable(self, cls: str) -> bool:
         info = self.ir.classes.get(cls)
         return (info is not None and not info.abstract and not info.external
-                and not self.is_measure(cls))
+                and not info.deprecated and not self.is_measure(cls))
 
     def is_measure(self, cls: str) -> bool:
         """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
@@ -77,7 +98,16 @@ class _View:
     def object_props(self) -> list[PropertyInfo]:
         return [p for _, p in sorted(self.ir.properties.items())
                 if p.kind == "object" and p.domain and self.ir.quantity_of(p.iri) is None
-                and p.iri not in self.measure_props and not self.is_back_link(p)]
+                and p.iri not in self.measure_props and not self.is_back_link(p)
+                and not p.deprecated]
+
+    def link_props(self) -> list[str]:
+        """Object properties `link` accepts: the owned ones and those the T-Box gives no
+        domain (usable on any entity)."""
+        free = [p.iri for p in self.ir.properties.values()
+                if p.kind == "object" and not p.domain and not p.deprecated
+                and p.iri not in self.measure_props and self.ir.quantity_of(p.iri) is None]
+        return sorted({*(p.iri for p in self.object_props()), *free})
 
     def is_back_link(self, prop: PropertyInfo) -> bool:
         """Of an inverse pair only one direction owns: the one from a top-level class, else
@@ -100,12 +130,40 @@ class _View:
                 and cls in self.range_concretes(p)]
 
     def roots(self) -> list[str]:
-        return sorted(
-            c for c in self.ir.classes
-            if self.instantiable(c) and c not in self.ordered
-            and (c in self.ir.top_level or self.ir.classes[c].standalone
-                 or not self.owning_props(c))
-        )
+        """Classes with a create tool. When a profile states a top level or standalone classes
+        (it models ownership): those and the classes nothing owns (the rest is created inline
+        or by `add_` tools). Otherwise every instantiable class that is not a fixed set of
+        individuals."""
+        if self.ir.top_level or any(c.standalone for c in self.ir.classes.values()):
+            return sorted(
+                c for c in self.ir.classes
+                if self.instantiable(c) and c not in self.ordered
+                and (c in self.ir.top_level or self.ir.classes[c].standalone
+                     or not self.owning_props(c))
+            )
+        fixed = {r for e in self.ir.enumerations if e.on_class is None
+                 for r in self.range_of(e.on_property)}  # classes defined by owl:oneOf
+        return sorted(c for c in self.ir.classes
+                      if self.instantiable(c) and c not in self.ordered and c not in fixed)
+
+    def create_groups(self) -> dict[str, tuple[str, ...]]:
+        """Create tool target -> the classes it creates (itself first). Up to
+        MAX_CREATE_TOOLS roots: one each. Above: one per main class (a root some property's
+        domain or range names, or one with no root above it); every other root is created by
+        the tool of its nearest main ancestor, whose `type` argument picks it."""
+        roots = self.roots()
+        if len(roots) <= MAX_CREATE_TOOLS:
+            return {c: (c,) for c in roots}
+        chosen = set(roots)
+        named = {c for p in self.ir.properties.values() for c in (*p.domain, *p.range)}
+        main = {c for c in roots
+                if c in named or not chosen.intersection(self.ir.classes[c].ancestors)}
+        groups: dict[str, list[str]] = {m: [m] for m in sorted(main)}
+        for cls in roots:
+            if cls not in main:
+                owner = next(a for a in self.ir.classes[cls].ancestors if a in main)
+                groups[owner].append(cls)
+        return {m: tuple(members) for m, members in groups.items()}
 
     def toolsets(self) -> list[str]:
         files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
@@ -165,7 +223,7 @@ class _View:
         many = not (prop.functional or card.max == 1)
         # comments once per tool: nested (inline) fields carry the property label only
         text = self.describe(prop.iri) if depth <= 1 else prop.label
-        common = {"name": arg_name(prop.name), "property": prop.iri, "many": many,
+        common = {"name": self.prop_word(prop), "property": prop.iri, "many": many,
                   "required": card.min >= 1, "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
@@ -199,14 +257,23 @@ class _View:
     def type_arg(self, classes: tuple[str, ...]) -> tuple[ArgSpec, ...]:
         if len(classes) < 2:
             return ()
+        words = tuple(self.type_word(c) for c in classes)
         return (ArgSpec(name="type", kind="type", classes=classes, required=True,
-                        description="which kind of entity to create"),)
+                        enum=words, description="which kind of entity to create"),)
+
+    def type_word(self, cls: str) -> str:
+        """A `type` value: the local name when readable (as before), else the class word."""
+        info = self.ir.classes.get(cls)
+        name = info.name if info else local_name(cls)
+        return name if readable(name, "") == name and name not in self.collisions else (
+            self.class_word(cls))
 
     # -- tools ----------------------------------------------------------------------------------
     def create_tools(self) -> list[ToolSpec]:
         tools = []
-        for cls in sorted({*self.roots(), *self.ordered}):
+        for cls in sorted({*self.groups, *self.ordered}):
             info = self.ir.classes[cls]
+            kinds = self.groups.get(cls, (cls,))
             head: list[ArgSpec] = []
             order_prop = None
             if cls in self.ordered:
@@ -223,9 +290,10 @@ class _View:
                             or f"position from {rule.start}"),
                 ]
             skip = frozenset({order_prop} if order_prop else ())
-            args = (*head, *self.field_args(cls, depth=1, skip=skip), _DRY_RUN, _EVIDENCE)
+            args = (*head, *self.type_arg(kinds), *self.field_args(cls, depth=1, skip=skip),
+                    _DRY_RUN, _EVIDENCE)
             tools.append(ToolSpec(
-                name=f"create_{snake(info.name)}", action="create", target=cls,
+                name=f"create_{self.class_word(cls)}", action="create", target=cls,
                 via=head[0].property if head else None, order_property=order_prop,
                 toolset=self.toolset_of(cls), args=args,
                 description=f"Create one {info.label}. {self.describe(cls)}".strip()))
@@ -246,7 +314,7 @@ class _View:
                 ArgSpec(name="label", kind="label", property=RDFS_LABEL,
                         description="name of this entity as written in the paper"),)
             tools.append(ToolSpec(
-                name=f"add_{arg_name(prop.name)}", action="add", target=targets[0], via=prop.iri,
+                name=f"add_{self.prop_word(prop)}", action="add", target=targets[0], via=prop.iri,
                 toolset=self.toolset_of(targets[0], prop.domain),
                 args=(subject, *self.type_arg(targets), *fields, _DRY_RUN, _EVIDENCE),
                 description=(f"Create a new {' or '.join(self._label(t) for t in targets)} and "
@@ -263,21 +331,6 @@ def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
     return _View(ir).property_arg(cls, ir.properties[prop], depth=1)
 
 
-def prefixed_name(ir: OntologyIR, prop: str, name: str) -> str:
-    """`name` prefixed with the prefix of `prop`'s namespace, else its T-Box file's stem.
-
-    >>> from kgctl.ontology import default_ir
-    >>> ir = default_ir()
-    >>> prefixed_name(ir, ir.prefixes["ontosyn"] + "hasChemicalFormula", "chemical_formula")
-    'ontosyn_chemical_formula'
-    """
-    curie = ir.curie(prop)
-    info = ir.properties.get(prop)
-    stem = curie.partition(":")[0] if curie != prop else (
-        info.ontology.rsplit(".", 1)[0] if info and info.ontology else "")
-    return f"{snake(stem)}_{name}" if stem else name
-
-
 def _range1(ir: OntologyIR, prop: str) -> str | None:
     info = ir.properties.get(prop)
     return info.range[0] if info and info.range else None
@@ -285,7 +338,7 @@ def _range1(ir: OntologyIR, prop: str) -> str | None:
 
 def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
     classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
-    links = tuple(p.iri for p in view.object_props())
+    links = tuple(view.link_props())
     writable = tuple(sorted(p for p, i in ir.properties.items() if i.kind != "annotation"))
     entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
     any_class = ArgSpec(name="class_name", kind="type", classes=classes,

@@ -100,7 +100,7 @@ class Instantiator:
 
     # -- write plans ------------------------------------------------------------------------------
     def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        cls = spec.target or ""
+        cls = _chosen_type(self.ir, draft, spec, args)
         container = None
         if spec.via:
             head = spec.args[0]
@@ -112,28 +112,19 @@ class Instantiator:
             order_arg = spec.args[1]
             self.check_order(draft, container, spec.via or "", spec.order_property or "",
                              args.get(order_arg.name), order_arg.name)
-        draft.fill(node, cls, spec.args, args)
+        draft.fill(node, cls, _without_type(spec), _given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         subject_arg = spec.args[0]
         subject = _required_ref(draft, "subject", args, subject_arg.classes)
-        cls = spec.target or ""
-        type_arg = spec.arg("type")
-        if type_arg is not None:
-            by_name = {local_name(c): c for c in type_arg.classes}
-            chosen = by_name.get(str(args.get("type")))
-            if chosen is None:
-                draft.fail("enum_value" if "type" in args else "required_missing", "type",
-                           args.get("type"), "choose the kind of entity",
-                           allowed=tuple(by_name))
-            cls = chosen or cls
+        cls = _chosen_type(self.ir, draft, spec, args)
         if subject is not None:
             self.check_room(draft, subject, spec.via or "", "subject")
         node = draft.mint(cls)
         if subject is not None:
             draft.add(subject, spec.via or "", NamedNode(node))
             draft.changed.append(subject)
-        draft.fill(node, cls, tuple(a for a in spec.args if a.kind != "type"), args)
+        draft.fill(node, cls, _without_type(spec), _given(args))
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         prop = _property(self.ir, draft, args.get("property"), spec.arg("property").enum)
@@ -310,6 +301,31 @@ class Instantiator:
                     draft.add(member, rule.order_property,
                               literal(_int(old.value) - 1, _range(self.ir, rule.order_property)))
                     draft.changed.append(member)
+
+
+def _chosen_type(ir: OntologyIR, draft: Draft, spec: ToolSpec, args: dict[str, Any]) -> str:
+    """The class a create/add call makes: the tool's target, or the `type` argument's pick
+    (its value, local name, prefixed name or IRI)."""
+    type_arg = spec.arg("type")
+    if type_arg is None:
+        return spec.target or ""
+    words = type_arg.enum or tuple(local_name(c) for c in type_arg.classes)
+    raw = args.get("type")
+    for word, cls in zip(words, type_arg.classes, strict=True):
+        if raw in (word, cls, ir.curie(cls)) or raw == local_name(cls):
+            return cls
+    draft.fail("enum_value" if raw is not None else "required_missing", "type", raw,
+               "choose the kind of entity", allowed=words)
+    return spec.target or ""
+
+
+def _without_type(spec: ToolSpec) -> tuple:
+    return tuple(a for a in spec.args if a.kind != "type")
+
+
+def _given(args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments that describe the new entity (`type` chose its class)."""
+    return {k: v for k, v in args.items() if k != "type"}
 
 
 def _int(text: str) -> int:

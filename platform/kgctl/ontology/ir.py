@@ -8,6 +8,7 @@ each quantity kind) and serialises to byte-identical JSON for the same inputs.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -54,6 +55,7 @@ class ClassInfo(Frozen):
     ontology: str = ""  # file it was declared in
     # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
     external: bool = False
+    deprecated: bool = False  # owl:deprecated true: kept for references, never offered
 
 
 class PropertyInfo(Frozen):
@@ -68,6 +70,9 @@ class PropertyInfo(Frozen):
     functional: bool = False
     parents: tuple[str, ...] = ()  # rdfs:subPropertyOf
     ontology: str = ""
+    deprecated: bool = False
+    # xsd facets of a restricted datatype range (minInclusive, maxInclusive, pattern, ...)
+    facets: dict[str, str] = {}
 
 
 class Restriction(Frozen):
@@ -78,6 +83,8 @@ class Restriction(Frozen):
     kind: Literal["some", "all", "min", "max", "exact", "has_value"]
     cardinality: int | None = None
     filler: str | None = None  # qualified class/datatype, or the value of has_value
+    # on the inverse of `on_property` (owl:inverseOf q with no named inverse declared)
+    inverse: bool = False
     source: Source
 
 
@@ -138,6 +145,15 @@ class UnitAlias(Frozen):
     source: Source
 
 
+class Individual(Frozen):
+    """A named individual of the T-Boxes (not a unit): usable as a value of its classes."""
+
+    iri: str
+    name: str
+    label: str
+    types: tuple[str, ...]
+
+
 class OntologyIR(Frozen):
     ontologies: tuple[str, ...] = ()  # file names in load order
     prefixes: dict[str, str] = {}  # prefix -> namespace
@@ -154,6 +170,7 @@ class OntologyIR(Frozen):
     # spellings whose case matters ("mM" is not "mm", "M" is not "m") -> unit IRI
     unit_spellings: dict[str, str] = {}
     profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
+    individuals: dict[str, Individual] = {}
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
@@ -178,12 +195,32 @@ class OntologyIR(Frozen):
         """All named classes that are `cls` or below it, sorted."""
         return tuple(sorted(c for c in self.classes if self.is_a(c, cls)))
 
+    @cached_property
+    def _restricted(self) -> dict[str, frozenset[str]]:
+        """Class -> properties an OWL restriction on it names (a domain stated by axiom)."""
+        found: dict[str, set[str]] = {}
+        for rule in self.restrictions:
+            if rule.source.kind == "owl" and not rule.inverse:
+                found.setdefault(rule.on_class, set()).add(rule.on_property)
+        return {c: frozenset(ps) for c, ps in found.items()}
+
     def properties_of(self, cls: str) -> tuple[PropertyInfo, ...]:
-        """Properties whose domain admits `cls` (directly or through an ancestor), by IRI."""
+        """Properties whose domain admits `cls` (directly or through an ancestor), or that an
+        OWL restriction on its lineage names; by IRI."""
         lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
+        restricted = {p for c in lineage for p in self._restricted.get(c, ())}
         return tuple(
-            p for _, p in sorted(self.properties.items()) if lineage.intersection(p.domain)
+            p for _, p in sorted(self.properties.items())
+            if lineage.intersection(p.domain) or p.iri in restricted
         )
+
+    def applies(self, cls: str, prop: str) -> bool:
+        """Whether `prop` may be used on `cls`: its domain admits it, an axiom names it, or
+        the T-Box states no domain at all."""
+        info = self.properties.get(prop)
+        if info is None:
+            return False
+        return not info.domain or any(p.iri == prop for p in self.properties_of(cls))
 
     def cardinality(self, cls: str, prop: str) -> Cardinality:
         """Merged cardinality of `prop` on `cls`, inherited from ancestors; unbounded if none."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from kgctl.assets import asset_dir
 from kgctl.errors import InputError
 from kgctl.ontology import rules
-from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, TBoxGraph
+from kgctl.ontology.graph import LABEL_LANGUAGES, OWL, RDF, RDFS, XSD, TBoxGraph
+from kgctl.ontology.imports import follow_imports
 from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.owl import read_owl
 from kgctl.ontology.profile import Profile, profile_beside, read_profile
@@ -42,18 +43,25 @@ PathLike = str | Path
 
 
 def load_ir(
-    ontology_paths: Iterable[PathLike], *, profile_paths: Iterable[PathLike] | None = None
+    ontology_paths: Iterable[PathLike], *, profile_paths: Iterable[PathLike] | None = None,
+    imports: Iterable[PathLike] = (), ignore_imports: Iterable[str] = (),
+    languages: Sequence[str] = LABEL_LANGUAGES,
 ) -> OntologyIR:
     """Compile T-Boxes (Turtle, RDF/XML, ...) and their profiles into the IR.
 
     With `profile_paths` None, ``X.profile.yaml`` beside each ``X.ttl`` is used when present;
-    pass an empty list to compile the axioms alone.
+    pass an empty list to compile the axioms alone. ``owl:imports`` are followed from local
+    files only: `imports` are catalogs or folders searched before the importing file's own
+    folder; an import whose IRI starts with one of `ignore_imports` is skipped. `languages`
+    orders the label languages preferred ("" = untagged).
     """
     paths = _unique(ontology_paths)
     if not paths:
         raise InputError("no ontology file given")
     tboxes = [read_tbox(p) for p in paths]
-    graph = TBoxGraph(tboxes)
+    tboxes += follow_imports(tboxes, paths, search=[Path(p) for p in imports],
+                             ignore=tuple(ignore_imports))
+    graph = TBoxGraph(tboxes, languages=tuple(languages))
     owl = read_owl(graph)
     prefixes = dict(STANDARD_PREFIXES)
     for tbox in tboxes:
@@ -101,6 +109,7 @@ def load_ir(
         unit_aliases=folded,
         unit_spellings=cased,
         profile_unit_aliases=added,
+        individuals={k: v for k, v in sorted(owl.individuals.items()) if k not in units},
     )
     rules.check_keys(ir)
     return ir

@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, Key, TBoxGraph, is_blank
-from kgctl.ontology.ir import ClassInfo, Enumeration, PropertyInfo, Restriction, Source
+from kgctl.ontology.ir import (
+    ClassInfo,
+    Enumeration,
+    Individual,
+    PropertyInfo,
+    Restriction,
+    Source,
+)
 
 CLASS_TYPES = (OWL + "Class", RDFS + "Class")
 PROPERTY_KINDS = {
@@ -22,6 +29,21 @@ PROPERTY_KINDS = {
 }
 BUILTIN_NAMESPACES = (RDF, RDFS, OWL, XSD)
 LITERAL_RANGES = (RDFS + "Literal", RDF + "langString", RDF + "PlainLiteral")
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+# name of a term, in order of preference (the local name when none is given)
+LABELS = (RDFS + "label", SKOS + "prefLabel")
+# text shown as a term's description: comments and the definitions of SKOS, OBO (IAO) and EMMO
+DEFINITIONS = (
+    RDFS + "comment",
+    SKOS + "definition",
+    "http://purl.obolibrary.org/obo/IAO_0000115",
+    "https://w3id.org/emmo#EMMO_967080e5_2f42_4eb2_a3a9_c58143e835f9",
+)
+# schema.org-style soft signatures (SOSA/SSN): used when rdfs:domain / rdfs:range are absent
+DOMAIN_INCLUDES = ("http://schema.org/domainIncludes", "https://schema.org/domainIncludes")
+RANGE_INCLUDES = ("http://schema.org/rangeIncludes", "https://schema.org/rangeIncludes")
+FACETS = ("minInclusive", "maxInclusive", "minExclusive", "maxExclusive", "pattern", "length",
+          "minLength", "maxLength", "totalDigits", "fractionDigits")
 
 # restriction predicate -> (kind, is a cardinality)
 _CARDINALITY = {
@@ -46,6 +68,7 @@ class OwlModel:
     properties: dict[str, PropertyInfo] = field(default_factory=dict)
     restrictions: list[Restriction] = field(default_factory=list)
     enumerations: list[Enumeration] = field(default_factory=list)
+    individuals: dict[str, Individual] = field(default_factory=dict)
 
 
 def read_owl(graph: TBoxGraph) -> OwlModel:
@@ -58,6 +81,7 @@ def read_owl(graph: TBoxGraph) -> OwlModel:
     model.restrictions = _restrictions(graph, model.classes)
     model.enumerations = _enumerations(graph, model)
     _add_externals(model)
+    model.individuals = _individuals(graph, model.classes)
     return model
 
 
@@ -106,8 +130,28 @@ def _declared_properties(graph: TBoxGraph) -> list[str]:
     return [k for k in typed if not is_blank(k) and not is_builtin(k)]
 
 
+def label_of(graph: TBoxGraph, iri: str) -> str:
+    """rdfs:label, else skos:prefLabel (preferred language), else the local name."""
+    return next((t for p in LABELS if (t := graph.literal(iri, p))), "") or local_name(iri)
+
+
+def description_of(graph: TBoxGraph, iri: str) -> str:
+    return "\n\n".join(t for p in DEFINITIONS for t in graph.texts(iri, p) if t.strip())
+
+
+def is_deprecated(graph: TBoxGraph, iri: str) -> bool:
+    return any(v.value.strip().lower() in ("true", "1")
+               for v in graph.literals(iri, OWL + "deprecated"))
+
+
 def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
-    parents = [p for p in graph.named(iri, RDFS + "subClassOf") if p != iri and not is_builtin(p)]
+    # a defined class (owl:equivalentClass [ owl:intersectionOf (B ...) ]) is a sub-class of B
+    defined = [m for e in graph.object_keys(iri, OWL + "equivalentClass") if is_blank(e)
+               for head in graph.object_keys(e, OWL + "intersectionOf")
+               for m in (_key(t) for t in graph.rdf_list(head) if not isinstance(t, ox.Literal))
+               if not is_blank(m)]
+    parents = [p for p in dict.fromkeys([*graph.named(iri, RDFS + "subClassOf"), *defined])
+               if p != iri and not is_builtin(p)]
     disjoint = set(graph.named(iri, OWL + "disjointWith"))
     disjoint.update(graph.subjects_with(OWL + "disjointWith", iri))
     for group in graph.subjects_of_type(OWL + "AllDisjointClasses"):
@@ -122,30 +166,37 @@ def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
     return ClassInfo(
         iri=iri,
         name=local_name(iri),
-        label=graph.literal(iri, RDFS + "label") or local_name(iri),
-        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        label=label_of(graph, iri),
+        comment=description_of(graph, iri),
         parents=tuple(parents),
         disjoint_with=tuple(sorted(disjoint)),
         ontology=graph.declared_in(iri, CLASS_TYPES),
+        deprecated=is_deprecated(graph, iri),
     )
 
 
 def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
     types = graph.types(iri)
-    domain = sorted(
-        {c for d in graph.object_keys(iri, RDFS + "domain") for c in named_members(graph, d)}
-    )
-    ranges = graph.object_keys(iri, RDFS + "range")
+    domains = graph.object_keys(iri, RDFS + "domain") or [
+        d for p in DOMAIN_INCLUDES for d in graph.object_keys(iri, p)]
+    domain = sorted({c for d in domains for c in named_members(graph, d)})
+    ranges = graph.object_keys(iri, RDFS + "range") or [
+        r for p in RANGE_INCLUDES for r in graph.object_keys(iri, p)]
+    facets: dict[str, str] = {}
+    for r in list(ranges):
+        base = _restricted_datatype(graph, r, facets)
+        if base:
+            ranges[ranges.index(r)] = base
     rng = sorted(
-        {c for r in ranges for c in named_members(graph, r)}
+        {c for r in ranges for c in named_members(graph, r) if not _is_datatype_expr(graph, c)}
         | {t for r in ranges for t in _literal_types(graph, r)}
     )
     inverse = graph.named(iri, OWL + "inverseOf") or graph.subjects_with(OWL + "inverseOf", iri)
     return PropertyInfo(
         iri=iri,
         name=local_name(iri),
-        label=graph.literal(iri, RDFS + "label") or local_name(iri),
-        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        label=label_of(graph, iri),
+        comment=description_of(graph, iri),
         kind=_property_kind(types, rng),
         domain=tuple(domain),
         range=tuple(rng),
@@ -153,7 +204,32 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
         functional=OWL + "FunctionalProperty" in types,
         parents=tuple(p for p in graph.named(iri, RDFS + "subPropertyOf") if p != iri),
         ontology=graph.declared_in(iri, (*PROPERTY_KINDS, RDF + "Property")),
+        deprecated=is_deprecated(graph, iri),
+        facets=dict(sorted(facets.items())),
     )
+
+
+def _restricted_datatype(graph: TBoxGraph, node: Key, facets: dict[str, str]) -> str | None:
+    """Base datatype of a facet-restricted data range (blank, or a named rdfs:Datatype defined
+    by one), collecting its facets; None for anything else."""
+    exprs = [node] if is_blank(node) else graph.object_keys(node, OWL + "equivalentClass")
+    for expr in exprs:
+        base = graph.named(expr, OWL + "onDatatype")
+        if not base:
+            continue
+        for head in graph.object_keys(expr, OWL + "withRestrictions"):
+            for item in graph.rdf_list(head):
+                if isinstance(item, ox.Literal):
+                    continue
+                for facet in FACETS:
+                    for value in graph.literals(_key(item), XSD + facet):
+                        facets[facet] = value.value
+        return base[0]
+    return None
+
+
+def _is_datatype_expr(graph: TBoxGraph, iri: str) -> bool:
+    return RDFS + "Datatype" in graph.types(iri) and not iri.startswith(XSD)
 
 
 def _property_kind(types: set[str], rng: list[str]) -> str:
@@ -226,6 +302,13 @@ def _conjuncts(graph: TBoxGraph, expr: Key) -> list[Key]:
 
 def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
     on_property = graph.named(node, OWL + "onProperty")
+    inverse = False
+    for expr in (e for e in graph.object_keys(node, OWL + "onProperty") if is_blank(e)):
+        # onProperty [ owl:inverseOf q ]: the named inverse of q when one is declared
+        for inner in graph.named(expr, OWL + "inverseOf"):
+            named = [p for p in graph.named(inner, OWL + "inverseOf")
+                     + graph.subjects_with(OWL + "inverseOf", inner) if not is_blank(p)]
+            on_property, inverse = ([named[0]], False) if named else ([inner], True)
     if not on_property:
         return []
     source = Source(kind="owl", file=graph.file_of(node))
@@ -240,6 +323,7 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
                     kind=kind,
                     cardinality=int(value.value),
                     filler=qualifier,
+                    inverse=inverse,
                     source=source,
                 )
             )
@@ -252,6 +336,7 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
                     on_property=on_property[0],
                     kind=kind,
                     filler=filler,
+                    inverse=inverse,
                     source=source,
                 )
             )
@@ -285,7 +370,9 @@ def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
                 source = Source(kind="owl", file=graph.file_of(rng if is_blank(rng) else iri))
                 enums.append(Enumeration(on_property=iri, values=values, source=source))
     for cls in model.classes:
-        for expr in graph.object_keys(cls, RDFS + "subClassOf"):
+        for expr in graph.object_keys(cls, RDFS + "subClassOf") + graph.object_keys(
+            cls, OWL + "equivalentClass"
+        ):
             for node in _conjuncts(graph, expr):
                 prop = graph.named(node, OWL + "onProperty")
                 for filler in graph.object_keys(node, OWL + "allValuesFrom"):
@@ -321,6 +408,19 @@ def _datatype_one_of(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
         (v for e in graph.object_keys(node, OWL + "equivalentClass") if (v := _one_of(graph, e))),
         (),
     )
+
+
+def _individuals(graph: TBoxGraph, classes: dict[str, ClassInfo]) -> dict[str, Individual]:
+    """Named individuals: typed owl:NamedIndividual or with a class of the T-Boxes."""
+    found = {}
+    candidates = set(graph.subjects_of_type(OWL + "NamedIndividual", *classes))
+    for iri in sorted(candidates):
+        if is_blank(iri) or iri in classes or is_builtin(iri):
+            continue
+        types = tuple(t for t in sorted(graph.types(iri)) if t in classes)
+        found[iri] = Individual(iri=iri, name=local_name(iri), label=label_of(graph, iri),
+                                types=types)
+    return found
 
 
 def _add_externals(model: OwlModel) -> None:
