@@ -197,7 +197,8 @@ class _View:
                         description="name of this entity as written in the paper")]
         for prop in self.ir.properties_of(cls):
             if (prop.iri in skip or prop.iri in self.member_props or prop.kind == "annotation"
-                    or prop.iri in self.measure_props):
+                    or prop.iri in self.measure_props or prop.deprecated
+                    or self.ir.cardinality(cls, prop.iri).max == 0):
                 continue
             arg = self.property_arg(cls, prop, depth=depth)
             if arg is not None and prop.iri == key:
@@ -228,7 +229,7 @@ class _View:
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
             return ArgSpec(kind="literal", datatype=prop.range[0] if prop.range else None,
-                           enum=enum.values if enum else (), **common)
+                           enum=enum.values if enum else (), facets=prop.facets, **common)
         quantity = self.ir.quantity_of(prop.iri)
         if quantity is not None:
             return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,

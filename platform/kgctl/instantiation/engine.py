@@ -16,6 +16,7 @@ from pyoxigraph import NamedNode, Triple
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import property_arg
+from kgctl.instantiation.axioms import check_entity, rules_by_class
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -42,6 +43,7 @@ class Instantiator:
         self.surface = surface or compile_tools(ir)
         self._indexes: dict[str, PaperIndex] = {}
         self._seq: dict[str, int] = {}
+        self._rules = rules_by_class(ir)
 
     def index(self, paper_id: str) -> PaperIndex:
         if paper_id not in self._indexes:
@@ -79,6 +81,10 @@ class Instantiator:
                       feedback=self.feedback)
         evidence = _evidence(draft, arguments.get("evidence"))
         getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
+        if self.feedback and spec.name != "delete_entity":
+            for node in dict.fromkeys([*draft.created, *draft.changed]):
+                check_entity(draft, self._rules, node, new=node in draft.created,
+                             incoming=lambda n, p, d=draft: self._linking(d, n, p))
         if draft.findings:
             raise Rejected(draft.findings)
         insert = list(dict.fromkeys(draft.insert))
@@ -155,8 +161,7 @@ class Instantiator:
         if prop is None:
             return
         classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
-        cls = next((c for c in classes if prop in {p.iri for p in self.ir.properties_of(c)}),
-                   None)
+        cls = next((c for c in classes if self.ir.applies(c, prop)), None)
         if cls is None:
             allowed = sorted({self.ir.curie(p.iri) for c in classes
                               for p in self.ir.properties_of(c)})
@@ -234,12 +239,12 @@ class Instantiator:
     def check_room(self, draft: Draft, subject: str, prop: str, field: str) -> None:
         """Max-one: `subject` may take another value of `prop`."""
         classes = [t for t in draft.types_of(subject) if t in self.ir.classes] or [""]
-        limit = min((self.ir.cardinality(c, prop).max or 10**9 for c in classes), default=None)
+        limit = min((_max(self.ir.cardinality(c, prop).max) for c in classes), default=None)
         functional = self.ir.properties[prop].functional if prop in self.ir.properties else False
         limit = 1 if functional else limit
         existing = draft.existing_values(subject, prop)
         if limit is not None and len(existing) >= limit:
-            draft.fail("max_one" if limit == 1 else "duplicate", field, self.ir.curie(prop),
+            draft.fail("max_one" if limit == 1 else "cardinality", field, self.ir.curie(prop),
                        f"{draft.index.label_of(subject) or subject} already has "
                        f"{len(existing)} value(s) of {self.ir.curie(prop)} (max {limit})",
                        allowed=tuple(o.value for o in existing),
@@ -252,6 +257,13 @@ class Instantiator:
     def _incoming(self, draft: Draft, node: str) -> list[Triple]:
         rows = self.store.query(_IN, bindings={"o": NamedNode(node)}, paper_id=draft.pid)
         return [Triple(r["s"], r["p"], NamedNode(node)) for r in rows]
+
+    def _linking(self, draft: Draft, node: str, prop: str) -> list[str]:
+        """Subjects linking to `node` with `prop`: stored and pending."""
+        pending = [t.subject.value for t in draft.insert
+                   if t.object == NamedNode(node) and t.predicate.value == prop]
+        stored = [t.subject.value for t in self._incoming(draft, node) if t.predicate.value == prop]
+        return list(dict.fromkeys([*stored, *pending]))
 
     def _container_of(self, draft: Draft, entity: str, rule: OrderingRule) -> str | None:
         rows = self.store.query(_CONTAINER, bindings={
@@ -301,6 +313,10 @@ class Instantiator:
                     draft.add(member, rule.order_property,
                               literal(_int(old.value) - 1, _range(self.ir, rule.order_property)))
                     draft.changed.append(member)
+
+
+def _max(bound: int | None) -> int:
+    return 10**9 if bound is None else bound
 
 
 def _chosen_type(ir: OntologyIR, draft: Draft, spec: ToolSpec, args: dict[str, Any]) -> str:

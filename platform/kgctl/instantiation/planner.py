@@ -29,6 +29,7 @@ from kgctl.instantiation.values import (
     strip_iri,
     text_problem,
 )
+from kgctl.instantiation.xsd import facet_problem
 from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_key, normalise_label
@@ -83,12 +84,23 @@ class Draft:
         return iri
 
     def known(self, iri: str) -> bool:
-        return iri in self.index.types or iri in self.created
+        return iri in self.index.types or iri in self.created or iri in self.ir.individuals
 
     def types_of(self, iri: str) -> set[str]:
         own = {t.object.value for t in self.insert
                if t.subject.value == iri and t.predicate.value == RDF_TYPE}
-        return self.index.types.get(iri, set()) | own
+        named = self.ir.individuals.get(iri)
+        return self.index.types.get(iri, set()) | own | set(named.types if named else ())
+
+    def individual(self, text: str, classes: tuple[str, ...]) -> str | None:
+        """A named individual of the T-Boxes (a unit, a country ...) of an admitted class,
+        by prefixed name, local name or label."""
+        folded = normalise_label(text)
+        hits = [i.iri for i in self.ir.individuals.values()
+                if text == self.ir.curie(i.iri) or folded in (
+                    normalise_label(i.name), normalise_label(i.label))]
+        fitting = [h for h in hits if self.admitted(h, classes)]
+        return fitting[0] if len(fitting) == 1 else None
 
     def admitted(self, iri: str, classes: tuple[str, ...]) -> bool:
         return not classes or any(self.ir.is_a(t, c) for t in self.types_of(iri)
@@ -179,6 +191,8 @@ class Draft:
             hits = sorted(self.index.find_label(text) | {
                 iri for (cls, key), iri in self._named.items() if key == normalise_label(text)})
             fitting = [h for h in hits if self.admitted(h, classes)]
+            if not hits and (named := self.individual(text, classes)) is not None:
+                return named
             if len(fitting) > 1:
                 self.fail("ambiguous", field, text, f"{len(fitting)} entities have this label",
                           allowed=tuple(fitting), hint="pass one of these IRIs instead")
@@ -262,8 +276,10 @@ class Draft:
         if isinstance(item, str) and self.text(field, item) is None:
             return
         value, problem = coerce_literal(item, arg.datatype)
+        if not problem and arg.facets:
+            problem = facet_problem(value, arg.facets)
         if problem:
-            code = "range" if problem.startswith("below") else "datatype"
+            code = "range" if problem.startswith(("below", "above")) else "datatype"
             self.fail(code, field, item, f"{problem} (expects {self.ir.curie(arg.datatype or '')})")
             if self.feedback:
                 return

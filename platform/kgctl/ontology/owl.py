@@ -413,11 +413,17 @@ def _datatype_one_of(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
 def _individuals(graph: TBoxGraph, classes: dict[str, ClassInfo]) -> dict[str, Individual]:
     """Named individuals: typed owl:NamedIndividual or with a class of the T-Boxes."""
     found = {}
-    candidates = set(graph.subjects_of_type(OWL + "NamedIndividual", *classes))
+    members: dict[str, set[str]] = {}  # individual -> classes whose owl:oneOf lists it
+    for cls in classes:
+        for expr in [cls, *graph.object_keys(cls, OWL + "equivalentClass")]:
+            for value in _one_of(graph, expr):
+                members.setdefault(value, set()).add(cls)
+    candidates = set(graph.subjects_of_type(OWL + "NamedIndividual", *classes)) | set(members)
     for iri in sorted(candidates):
         if is_blank(iri) or iri in classes or is_builtin(iri):
             continue
-        types = tuple(t for t in sorted(graph.types(iri)) if t in classes)
+        types = tuple(sorted({t for t in graph.types(iri) if t in classes}
+                             | members.get(iri, set())))
         found[iri] = Individual(iri=iri, name=local_name(iri), label=label_of(graph, iri),
                                 types=types)
     return found

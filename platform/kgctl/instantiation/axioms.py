@@ -1,0 +1,139 @@
+"""OWL restrictions checked on the entities one call creates or changes, over the draft.
+
+One checker per restriction kind, each with its finding code: `some` (someValuesFrom: a value
+of the filler class, "required" on creation), `all` (allValuesFrom: every value of the filler),
+`has_value` (the stated value; filled in when a new entity gives none), qualified and
+unqualified `min`/`max`/`exact` counts (`cardinality`; max 0 means "not on this class"), and
+`all`/`max` stated on an inverse property (checked on the incoming links). A minimum stated on
+an inverse property cannot hold when the entity is created; it is listed, not enforced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from kgctl.ontology.ir import OntologyIR, Restriction
+from kgctl.ontology.rules import UNIVERSAL_FILLERS
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDFS_LITERAL = "http://www.w3.org/2000/01/rdf-schema#Literal"
+Incoming = Callable[[str, str], list[str]]  # (node, property) -> subjects linking to node
+
+
+def rules_by_class(ir: OntologyIR) -> dict[str, list[Restriction]]:
+    found: dict[str, list[Restriction]] = {}
+    for rule in ir.restrictions:
+        if rule.source.kind == "owl" and rule.on_property in ir.properties:
+            found.setdefault(rule.on_class, []).append(rule)
+    return found
+
+
+def check_entity(draft: Any, rules: dict[str, list[Restriction]], node: str, *, new: bool,
+                 incoming: Incoming) -> None:
+    """Report every restriction of `node`'s classes that its facts (stored + pending) break."""
+    ir: OntologyIR = draft.ir
+    lineage = {a for t in draft.types_of(node) for a in (t, *_ancestors(ir, t))}
+    stated = [rule for cls in sorted(lineage) for rule in rules.get(cls, ())]
+    facts = draft.facts(node) if stated else set()
+    for rule in stated:
+        if rule.inverse:
+            _inverse(draft, rule, node, incoming(node, rule.on_property))
+            continue
+        values = [o for p, o in facts if p.value == rule.on_property]
+        _CHECKS[rule.kind](draft, rule, node, values, new)
+
+
+def satisfiable(ir: OntologyIR, filler: str | None) -> bool:
+    """Whether a value of `filler` can be written at all: a datatype, a class with a loaded
+    (not external) sub-class, or one with named individuals. A minimum on a class declared in
+    no loaded T-Box (bibo:Document) is listed, not enforced."""
+    if filler is None or filler.startswith(XSD) or filler in UNIVERSAL_FILLERS:
+        return True
+    return any(not ir.classes[c].external for c in ir.subclasses(filler)) or any(
+        filler in i.types for i in ir.individuals.values())
+
+
+def _ancestors(ir: OntologyIR, cls: str) -> tuple[str, ...]:
+    return ir.classes[cls].ancestors if cls in ir.classes else ()
+
+
+def _fits(draft: Any, value: Any, filler: str | None) -> bool:
+    """Whether one value is of the filler class or datatype (no filler: anything)."""
+    if filler is None or filler in UNIVERSAL_FILLERS:
+        return True
+    if isinstance(value, Literal):
+        return filler.startswith(XSD) and (value.datatype.value == filler or filler in (
+            XSD + "string", RDFS_LITERAL)) or filler == RDFS_LITERAL
+    if filler.startswith(XSD):
+        return False
+    return isinstance(value, NamedNode) and draft.admitted(value.value, (filler,))
+
+
+def _name(draft: Any, iri: str | None) -> str:
+    return draft.ir.curie(iri) if iri else "anything"
+
+
+def _some(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+    if values and not any(_fits(draft, v, rule.filler) for v in values):
+        draft.fail("type_mismatch", draft.ir.curie(rule.on_property),
+                   [str(v.value) for v in values],
+                   f"needs at least one value of {_name(draft, rule.filler)} "
+                   f"(someValuesFrom, {rule.source})", allowed=(_name(draft, rule.filler),))
+    # none given: the argument is required (someValuesFrom counts as min 1), fill reports it
+
+
+def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+    wrong = [v for v in values if not _fits(draft, v, rule.filler)]
+    if wrong:
+        code = "datatype" if (rule.filler or "").startswith(XSD) else "type_mismatch"
+        draft.fail(code, draft.ir.curie(rule.on_property), [str(v.value) for v in wrong],
+                   f"every value must be a {_name(draft, rule.filler)} (allValuesFrom, "
+                   f"{rule.source})", allowed=(_name(draft, rule.filler),))
+
+
+def _has_value(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+    wanted = rule.filler or ""
+    if any(str(v.value) == wanted for v in values):
+        return
+    if values:
+        draft.fail("enum_value", draft.ir.curie(rule.on_property),
+                   [str(v.value) for v in values], f"a {_name(draft, rule.on_class)} has the "
+                   f"value {_name(draft, wanted)} here (hasValue, {rule.source})",
+                   allowed=(wanted,))
+    elif new:  # the axiom states the value: write it
+        prop = draft.ir.properties[rule.on_property]
+        draft.add(node, rule.on_property,
+                  Literal(wanted) if prop.kind == "datatype" else NamedNode(wanted))
+
+
+def _count(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+    n = rule.cardinality or 0
+    have = sum(1 for v in values if _fits(draft, v, rule.filler))
+    what = f"{n} value(s)" + (f" of {_name(draft, rule.filler)}" if rule.filler else "")
+    if rule.kind in ("max", "exact") and have > n:
+        draft.fail("cardinality", draft.ir.curie(rule.on_property), have,
+                   f"a {_name(draft, rule.on_class)} takes at most {what} "
+                   f"({rule.kind} cardinality, {rule.source})" + (
+                       "; this property does not apply to it" if n == 0 else ""),
+                   allowed=(n,))
+    if (rule.kind in ("min", "exact") and new and have < n and (n > 1 or rule.filler)
+            and satisfiable(draft.ir, rule.filler)):
+        draft.fail("cardinality", draft.ir.curie(rule.on_property), have,
+                   f"a {_name(draft, rule.on_class)} needs at least {what} "
+                   f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
+
+
+def _inverse(draft: Any, rule: Restriction, node: str, subjects: Sequence[str]) -> None:
+    """`rule` is stated on the inverse of its property: the subjects linking to `node`."""
+    values = [NamedNode(s) for s in subjects]
+    if rule.kind == "all":
+        _all(draft, rule, node, values, False)
+    elif rule.kind in ("max", "exact"):
+        _count(draft, rule.model_copy(update={"kind": "max"}), node, values, False)
+
+
+_CHECKS = {"some": _some, "all": _all, "has_value": _has_value, "min": _count,
+           "max": _count, "exact": _count}
