@@ -209,6 +209,15 @@ class _View:
                 args.append(arg)
         return tuple(self.unique_names(args))
 
+    def group_args(self, kinds: tuple[str, ...], skip: frozenset[str]) -> tuple[ArgSpec, ...]:
+        """Fields of the main class, then those only its sub-classes take (restricted there);
+        the engine checks each against the class the `type` argument picks."""
+        args = {a.name: a for a in self.field_args(kinds[0], depth=1, skip=skip)}
+        for cls in kinds[1:]:
+            for arg in self.field_args(cls, depth=2, skip=skip):
+                args.setdefault(arg.name, arg.model_copy(update={"required": False}))
+        return tuple(args.values())
+
     def unique_names(self, args: list[ArgSpec]) -> list[ArgSpec]:
         """Arguments whose names collide (hasChemicalFormula of two ontologies) are prefixed
         with their property's ontology prefix; the others keep their plain name."""
@@ -235,6 +244,8 @@ class _View:
             return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,
                            **common)
         targets = self.range_concretes(prop)
+        if not prop.range:  # the T-Box says nothing: any entity of the paper, or an individual
+            return ArgSpec(kind="node", node_mode="occurrence", **common)
         if not targets:
             return None
         enum = self.ir.enumeration(cls, prop.iri)
@@ -291,8 +302,8 @@ class _View:
                             or f"position from {rule.start}"),
                 ]
             skip = frozenset({order_prop} if order_prop else ())
-            args = (*head, *self.type_arg(kinds), *self.field_args(cls, depth=1, skip=skip),
-                    _DRY_RUN, _EVIDENCE)
+            args = (*head, *self.type_arg(kinds), *self.group_args(kinds, skip), _DRY_RUN,
+                    _EVIDENCE)
             tools.append(ToolSpec(
                 name=f"create_{self.class_word(cls)}", action="create", target=cls,
                 via=head[0].property if head else None, order_property=order_prop,

@@ -60,8 +60,11 @@ def _ancestors(ir: OntologyIR, cls: str) -> tuple[str, ...]:
     return ir.classes[cls].ancestors if cls in ir.classes else ()
 
 
-def _fits(draft: Any, value: Any, filler: str | None) -> bool:
-    """Whether one value is of the filler class or datatype (no filler: anything)."""
+def _fits(draft: Any, value: Any, filler: str | None, union: tuple[str, ...] = ()) -> bool:
+    """Whether one value is of the filler class or datatype (no filler: anything), or of one
+    member of a union filler."""
+    if union:
+        return any(_fits(draft, value, member) for member in union)
     if filler is None or filler in UNIVERSAL_FILLERS:
         return True
     if isinstance(value, Literal):
@@ -72,26 +75,37 @@ def _fits(draft: Any, value: Any, filler: str | None) -> bool:
     return isinstance(value, NamedNode) and draft.admitted(value.value, (filler,))
 
 
-def _name(draft: Any, iri: str | None) -> str:
+def _name(draft: Any, iri: str | None, union: tuple[str, ...] = ()) -> str:
+    if union:
+        return " or ".join(draft.ir.curie(m) for m in union)
     return draft.ir.curie(iri) if iri else "anything"
 
 
 def _some(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
-    if values and not any(_fits(draft, v, rule.filler) for v in values):
+    wanted = _name(draft, rule.filler, rule.fillers)
+    if values and not any(_fits(draft, v, rule.filler, rule.fillers) for v in values):
         draft.fail("type_mismatch", draft.ir.curie(rule.on_property),
                    [str(v.value) for v in values],
-                   f"needs at least one value of {_name(draft, rule.filler)} "
-                   f"(someValuesFrom, {rule.source})", allowed=(_name(draft, rule.filler),))
-    # none given: the argument is required (someValuesFrom counts as min 1), fill reports it
+                   f"needs at least one value of {wanted} (someValuesFrom, {rule.source})",
+                   allowed=(wanted,))
+    elif not values and new and satisfiable(draft.ir, rule.filler) and not any(
+            f.code == "required_missing" for f in draft.findings):
+        # a sub-class's own axiom (its tool's arguments are those of the main class)
+        draft.fail("required_missing", draft.ir.curie(rule.on_property), None,
+                   f"a {_name(draft, rule.on_class)} needs a value of "
+                   f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
+                   allowed=(_name(draft, rule.filler),),
+                   hint="link one with `link` in the same way, or give it when creating")
 
 
 def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
-    wrong = [v for v in values if not _fits(draft, v, rule.filler)]
+    wrong = [v for v in values if not _fits(draft, v, rule.filler, rule.fillers)]
     if wrong:
+        wanted = _name(draft, rule.filler, rule.fillers)
         code = "datatype" if (rule.filler or "").startswith(XSD) else "type_mismatch"
         draft.fail(code, draft.ir.curie(rule.on_property), [str(v.value) for v in wrong],
-                   f"every value must be a {_name(draft, rule.filler)} (allValuesFrom, "
-                   f"{rule.source})", allowed=(_name(draft, rule.filler),))
+                   f"every value must be a {wanted} (allValuesFrom, {rule.source})",
+                   allowed=(wanted,))
 
 
 def _has_value(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:

@@ -118,7 +118,7 @@ class Instantiator:
             order_arg = spec.args[1]
             self.check_order(draft, container, spec.via or "", spec.order_property or "",
                              args.get(order_arg.name), order_arg.name)
-        draft.fill(node, cls, _without_type(spec), _given(args))
+        draft.fill(node, cls, _fields_for(self.ir, spec, cls), _given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         subject_arg = spec.args[0]
@@ -333,6 +333,17 @@ def _chosen_type(ir: OntologyIR, draft: Draft, spec: ToolSpec, args: dict[str, A
     draft.fail("enum_value" if raw is not None else "required_missing", "type", raw,
                "choose the kind of entity", allowed=words)
     return spec.target or ""
+
+
+def _fields_for(ir: OntologyIR, spec: ToolSpec, cls: str) -> tuple:
+    """The arguments that apply to the class chosen: all of them for the main class, else
+    those of the main class plus the ones the chosen sub-class takes."""
+    if cls == spec.target:
+        return _without_type(spec)
+    own = {a.property for a in spec.args if a.property in {p.iri for p in ir.properties_of(cls)}}
+    return tuple(a for a in _without_type(spec)
+                 if a.kind == "label" or a.property in own or a.required
+                 or ir.applies(spec.target or "", a.property))
 
 
 def _without_type(spec: ToolSpec) -> tuple:

@@ -118,12 +118,13 @@ class Draft:
         return [*stored, *(o for o in pending if o not in stored)]
 
     def facts(self, node: str) -> set[tuple[Any, Any]]:
-        """(predicate, object) pairs of `node`, stored and pending."""
+        """(predicate, object) pairs of `node`, stored and pending (minus pending deletes)."""
         pending = {(t.predicate, t.object) for t in self.insert if t.subject.value == node}
         if node not in self.index.types:
             return pending
         rows = self.store.query(_FACTS, bindings={"s": NamedNode(node)}, paper_id=self.pid)
-        return pending | {(row["p"], row["o"]) for row in rows}
+        gone = {(t.predicate, t.object) for t in self.delete if t.subject.value == node}
+        return pending | ({(row["p"], row["o"]) for row in rows} - gone)
 
     def holds(self, subject: str, cls: str, arg: ArgSpec, item: Any, held: list[Any]) -> bool:
         """Whether `item` is the value `subject` already holds for `arg`: the same literal, the

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -68,6 +69,7 @@ def load_ir(
         for prefix, namespace in tbox.prefixes.items():
             prefixes.setdefault(prefix, namespace)
 
+    _name_namespaces(prefixes, owl)
     if profile_paths is None:
         found = [profile_beside(p) for p in paths]
         profile_paths = [p for p in found if p.is_file()]
@@ -125,6 +127,23 @@ def default_ontology_paths() -> list[Path]:
     """The bundled TWA T-Box files, found in a checkout or an installed wheel."""
     folder = asset_dir("ontologies")
     return [folder / name for name in DEFAULT_ONTOLOGIES]
+
+
+def _name_namespaces(prefixes: dict[str, str], owl) -> None:
+    """A namespace of declared terms that no file names (RDF/XML often declares none) gets
+    its T-Box file's stem as prefix, so prefixed names work for every term."""
+    taken = set(prefixes.values())
+    for term in [*owl.classes.values(), *owl.properties.values()]:
+        namespace = term.iri[: len(term.iri) - len(term.name)]
+        if namespace in taken or not term.ontology or not namespace.endswith(("#", "/")):
+            continue
+        stem = re.sub(r"[^0-9A-Za-z]+", "_", term.ontology.rsplit(".", 1)[0]).strip("_").lower()
+        prefix, n = stem or "ns", 1
+        while prefix in prefixes:
+            n += 1
+            prefix = f"{stem}{n}"
+        prefixes[prefix] = namespace
+        taken.add(namespace)
 
 
 def _unique(paths: Iterable[PathLike]) -> list[Path]:

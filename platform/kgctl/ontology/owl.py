@@ -329,13 +329,15 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
             )
     for predicate, kind in _FILLER.items():
         for value in graph.objects(node, predicate):
-            filler = None if isinstance(value, ox.BlankNode) else value.value
+            blank = isinstance(value, ox.BlankNode)
+            filler = None if blank else value.value
             rules.append(
                 Restriction(
                     on_class=cls,
                     on_property=on_property[0],
                     kind=kind,
                     filler=filler,
+                    fillers=tuple(named_members(graph, _key(value))) if blank else (),
                     inverse=inverse,
                     source=source,
                 )
