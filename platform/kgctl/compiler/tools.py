@@ -15,6 +15,7 @@ from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+XSD = "http://www.w3.org/2001/XMLSchema#"
 # without a profile's top level, every class that can have instances of its own gets a create
 # tool; above this many, one tool per main class (a `type` argument picks the sub-class)
 MAX_CREATE_TOOLS = 40
@@ -55,6 +56,10 @@ class _View:
         for c in ir.classes:
             seen[local_name(c)] = seen.get(local_name(c), 0) + 1
         self.collisions = {n for n, k in seen.items() if k > 1}  # local names in 2 namespaces
+        self.restricted: dict[tuple[str, str], list] = {}
+        for rule in ir.restrictions:
+            if rule.source.kind == "owl" and not rule.inverse:
+                self.restricted.setdefault((rule.on_class, rule.on_property), []).append(rule)
         self.groups = self.create_groups()
         self.names = unique_words(ir, [c for g in self.groups.values() for c in g])
 
@@ -228,17 +233,34 @@ class _View:
                 else a.model_copy(update={"name": prefixed_name(self.ir, a.property, a.name)})
                 for a in args]
 
+    def stated(self, cls: str, prop: str) -> dict[str, str]:
+        """OWL restriction kind -> filler on `cls` or an ancestor for `prop`: the datatype an
+        allValuesFrom narrows a range to, whether a hasValue gives the value."""
+        lineage = (cls, *self.ir.classes[cls].ancestors) if cls in self.ir.classes else (cls,)
+        found: dict[str, str] = {}
+        for owner in lineage:
+            for rule in self.restricted.get((owner, prop), ()):
+                if rule.kind == "all" and (rule.filler or "").startswith(XSD):
+                    found.setdefault("all", rule.filler or "")
+                elif rule.kind == "has_value":
+                    found.setdefault("has_value", rule.filler or "")
+        return found
+
     def property_arg(self, cls: str, prop: PropertyInfo, *, depth: int) -> ArgSpec | None:
         card = self.ir.cardinality(cls, prop.iri)
         many = not (prop.functional or card.max == 1)
         # comments once per tool: nested (inline) fields carry the property label only
         text = self.describe(prop.iri) if depth <= 1 else prop.label
+        stated = self.stated(cls, prop.iri)
+        # a value an owl:hasValue states is written when none is given: not required
         common = {"name": self.prop_word(prop), "property": prop.iri, "many": many,
-                  "required": card.min >= 1, "description": text}
+                  "required": card.min >= 1 and "has_value" not in stated,
+                  "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
-            return ArgSpec(kind="literal", datatype=prop.range[0] if prop.range else None,
-                           enum=enum.values if enum else (), facets=prop.facets, **common)
+            datatype = stated.get("all") or (prop.range[0] if prop.range else None)
+            return ArgSpec(kind="literal", datatype=datatype, enum=enum.values if enum else (),
+                           facets=prop.facets, **common)
         quantity = self.ir.quantity_of(prop.iri)
         if quantity is not None:
             return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,
@@ -340,7 +362,18 @@ class _View:
 
 def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
     """The argument spec (write plan) of one property on one class, as a create tool has it."""
-    return _View(ir).property_arg(cls, ir.properties[prop], depth=1)
+    return _view(ir).property_arg(cls, ir.properties[prop], depth=1)
+
+
+_VIEWS: dict[int, tuple[OntologyIR, _View]] = {}  # the last IR's view (building one costs)
+
+
+def _view(ir: OntologyIR) -> _View:
+    held = _VIEWS.get(id(ir))
+    if held is None or held[0] is not ir:
+        _VIEWS.clear()
+        _VIEWS[id(ir)] = held = (ir, _View(ir))
+    return held[1]
 
 
 def _range1(ir: OntologyIR, prop: str) -> str | None:

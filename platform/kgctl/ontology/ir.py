@@ -184,7 +184,7 @@ class OntologyIR(Frozen):
         """Shortest prefixed name for an IRI, or the IRI itself."""
         best = ""
         for prefix, ns in self.prefixes.items():
-            if iri.startswith(ns) and len(ns) > len(self.prefixes.get(best, "")):
+            if prefix and iri.startswith(ns) and len(ns) > (len(self.prefixes[best]) if best else 0):
                 best = prefix
         return f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
 

@@ -132,7 +132,7 @@ def default_ontology_paths() -> list[Path]:
 def _name_namespaces(prefixes: dict[str, str], owl) -> None:
     """A namespace of declared terms that no file names (RDF/XML often declares none) gets
     its T-Box file's stem as prefix, so prefixed names work for every term."""
-    taken = set(prefixes.values())
+    taken = {namespace for prefix, namespace in prefixes.items() if prefix}
     for term in [*owl.classes.values(), *owl.properties.values()]:
         namespace = term.iri[: len(term.iri) - len(term.name)]
         if namespace in taken or not term.ontology or not namespace.endswith(("#", "/")):

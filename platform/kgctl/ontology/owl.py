@@ -212,7 +212,7 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
 def _restricted_datatype(graph: TBoxGraph, node: Key, facets: dict[str, str]) -> str | None:
     """Base datatype of a facet-restricted data range (blank, or a named rdfs:Datatype defined
     by one), collecting its facets; None for anything else."""
-    exprs = [node] if is_blank(node) else graph.object_keys(node, OWL + "equivalentClass")
+    exprs = [node] if is_blank(node) else [node, *graph.object_keys(node, OWL + "equivalentClass")]
     for expr in exprs:
         base = graph.named(expr, OWL + "onDatatype")
         if not base:
