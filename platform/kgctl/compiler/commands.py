@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kgctl.ontology import default_ontology_paths, load_ir
+from kgctl.ontology.options import import_options, read_options
 from kgctl.ontology.summary import summary_lines
 
 
@@ -28,9 +30,10 @@ from kgctl.ontology.summary import summary_lines
               help="Print the extraction plan (steps, tool sets, prompts) as JSON.")
 @click.option("--plan-hints", type=click.Path(path_type=Path),
               help="YAML with extra section-title words to read per plan step, for --plan.")
+@import_options
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
-    tools: bool, plan: bool, plan_hints: Path | None,
+    tools: bool, plan: bool, plan_hints: Path | None, **reading: Any,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
@@ -39,10 +42,11 @@ def command(
     Example: kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
     Example: kgctl compile --tools --json
     Example: kgctl compile --plan
+    Example: kgctl compile battery.ttl --no-profile --imports catalog-v001.xml --tools
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)
-    ir = load_ir(paths, profile_paths=profile_paths)
+    ir = load_ir(paths, profile_paths=profile_paths, **read_options(reading))
     if plan:
         from kgctl.compiler.plan import compile_plan, load_hints
 

@@ -9,7 +9,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 from __future__ import annotations
 
 from kgctl.compiler.names import prefixed_name, unique_words
-from kgctl.compiler.naming import arg_name, local_name, readable, snake
+from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import camel, model_for
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
@@ -107,12 +107,11 @@ class _View:
                 and not p.deprecated]
 
     def link_props(self) -> list[str]:
-        """Object properties `link` accepts: the owned ones and those the T-Box gives no
-        domain (usable on any entity)."""
-        free = [p.iri for p in self.ir.properties.values()
-                if p.kind == "object" and not p.domain and not p.deprecated
-                and p.iri not in self.measure_props and self.ir.quantity_of(p.iri) is None]
-        return sorted({*(p.iri for p in self.object_props()), *free})
+        """Object properties `link` accepts: both directions of an inverse pair, and those the
+        T-Box gives no domain (usable on any entity)."""
+        return sorted(p.iri for p in self.ir.properties.values()
+                      if p.kind == "object" and not p.deprecated
+                      and p.iri not in self.measure_props and self.ir.quantity_of(p.iri) is None)
 
     def is_back_link(self, prop: PropertyInfo) -> bool:
         """Of an inverse pair only one direction owns: the one from a top-level class, else
@@ -149,7 +148,14 @@ class _View:
         fixed = {r for e in self.ir.enumerations if e.on_class is None
                  for r in self.range_of(e.on_property)}  # classes defined by owl:oneOf
         return sorted(c for c in self.ir.classes
-                      if self.instantiable(c) and c not in self.ordered and c not in fixed)
+                      if self.instantiable(c) and c not in self.ordered and c not in fixed
+                      and not self.holds_deprecated_only(c))
+
+    def holds_deprecated_only(self, cls: str) -> bool:
+        """A class only deprecated classes fall under (OBO's ObsoleteClass): a bin, not a
+        kind of thing."""
+        below = [self.ir.classes[c] for c in self.ir.subclasses(cls) if c != cls]
+        return bool(below) and all(c.deprecated for c in below)
 
     def create_groups(self) -> dict[str, tuple[str, ...]]:
         """Create tool target -> the classes it creates (itself first). Up to
@@ -299,7 +305,7 @@ class _View:
         """A `type` value: the local name when readable (as before), else the class word."""
         info = self.ir.classes.get(cls)
         name = info.name if info else local_name(cls)
-        return name if readable(name, "") == name and name not in self.collisions else (
+        return name if not is_opaque(name) and name not in self.collisions else (
             self.class_word(cls))
 
     # -- tools ----------------------------------------------------------------------------------

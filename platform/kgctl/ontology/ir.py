@@ -182,10 +182,10 @@ class OntologyIR(Frozen):
 
     def curie(self, iri: str) -> str:
         """Shortest prefixed name for an IRI, or the IRI itself."""
-        best = ""
+        best, longest = "", 0
         for prefix, ns in self.prefixes.items():
-            if prefix and iri.startswith(ns) and len(ns) > (len(self.prefixes[best]) if best else 0):
-                best = prefix
+            if prefix and iri.startswith(ns) and len(ns) > longest:
+                best, longest = prefix, len(ns)
         return f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
 
     def is_a(self, cls: str, ancestor: str) -> bool:
