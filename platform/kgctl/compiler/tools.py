@@ -48,6 +48,7 @@ class _View:
         self.ir = ir
         self.member_props = {o.member_property for o in ir.orderings}
         self.unit_classes = {u.category for u in ir.units.values()}
+        self._measure: dict[str, bool] = {}
         self.measure_props = {p for q in ir.quantities.values()
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
@@ -86,8 +87,12 @@ class _View:
 
     def is_measure(self, cls: str) -> bool:
         """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
-        return (any(self.ir.is_a(cls, q) or self.ir.is_a(q, cls) for q in self.ir.quantities)
-                or any(self.ir.is_a(cls, u) or self.ir.is_a(u, cls) for u in self.unit_classes))
+        if cls not in self._measure:
+            ir = self.ir
+            self._measure[cls] = (
+                any(ir.is_a(cls, q) or ir.is_a(q, cls) for q in ir.quantities)
+                or any(ir.is_a(cls, u) or ir.is_a(u, cls) for u in self.unit_classes))
+        return self._measure[cls]
 
     def concretes(self, cls: str) -> tuple[str, ...]:
         return tuple(c for c in self.ir.subclasses(cls) if self.instantiable(c))

@@ -192,9 +192,17 @@ class OntologyIR(Frozen):
         """True when `cls` is `ancestor` or one of its sub-classes."""
         return cls == ancestor or (cls in self.classes and ancestor in self.classes[cls].ancestors)
 
+    @cached_property
+    def _below(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {c: [c] for c in self.classes}
+        for cls, info in self.classes.items():
+            for ancestor in info.ancestors:
+                found.setdefault(ancestor, []).append(cls)
+        return {c: tuple(sorted(set(below))) for c, below in found.items()}
+
     def subclasses(self, cls: str) -> tuple[str, ...]:
         """All named classes that are `cls` or below it, sorted."""
-        return tuple(sorted(c for c in self.classes if self.is_a(c, cls)))
+        return self._below.get(cls, ())
 
     @cached_property
     def _restricted(self) -> dict[str, frozenset[str]]:

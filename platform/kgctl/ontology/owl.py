@@ -7,6 +7,7 @@ loaded T-Box become `external` entries so every IRI the IR mentions resolves.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -131,8 +132,21 @@ def _declared_properties(graph: TBoxGraph) -> list[str]:
 
 
 def label_of(graph: TBoxGraph, iri: str) -> str:
-    """rdfs:label, else skos:prefLabel (preferred language), else the local name."""
-    return next((t for p in LABELS if (t := graph.literal(iri, p))), "") or local_name(iri)
+    """The label in the most preferred language (rdfs:label before skos:prefLabel within a
+    language), else any label, else the local name."""
+    found = [v for p in LABELS for v in graph.literals(iri, p)]
+    for lang in graph.languages:
+        for value in found:
+            if (value.language or "") == lang:
+                return value.value
+    name = local_name(iri)
+    return found[0].value if found and is_opaque_name(name) else name
+
+
+def is_opaque_name(name: str) -> bool:
+    """An identifier rather than a word (OBO ids, UUID-style ids); see compiler.naming."""
+    return bool(re.search(r"^[A-Za-z]{1,12}[_:]?\d{4,}$|[0-9a-fA-F]{8}[_-][0-9a-fA-F]{4}[_-]|^\d+$",
+                          name))
 
 
 def description_of(graph: TBoxGraph, iri: str) -> str:
