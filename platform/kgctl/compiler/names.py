@@ -7,7 +7,7 @@ compiles and unchanged where nothing collides.
 
 from __future__ import annotations
 
-from kgctl.compiler.naming import readable, snake
+from kgctl.compiler.naming import is_opaque, local_name, readable, snake
 from kgctl.ontology.ir import OntologyIR
 
 
@@ -43,3 +43,21 @@ def prefixed_name(ir: OntologyIR, prop: str, name: str) -> str:
     stem = curie.partition(":")[0] if curie != prop else (
         info.ontology.rsplit(".", 1)[0] if info and info.ontology else "")
     return f"{snake(stem)}_{name}" if stem else name
+
+
+def property_ref(ir: OntologyIR, prop: str) -> str:
+    """How tools name a property: its prefixed name, with the label for an opaque local name
+    (`battery:hasTestEquipment`, `obo:is_about`); one per property, stable across compiles.
+
+    >>> from kgctl.ontology import default_ir
+    >>> ir = default_ir()
+    >>> property_ref(ir, ir.prefixes["ontosyn"] + "hasOrder")
+    'ontosyn:hasOrder'
+    """
+    curie = ir.curie(prop)
+    name = local_name(prop)
+    info = ir.properties.get(prop)
+    if info is None or not is_opaque(name) or is_opaque(info.label):
+        return curie
+    word = info.label if " " not in info.label.strip() else snake(info.label)
+    return curie[: len(curie) - len(name)] + word if curie.endswith(name) else curie

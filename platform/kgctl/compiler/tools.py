@@ -8,7 +8,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
-from kgctl.compiler.names import prefixed_name, unique_words
+from kgctl.compiler.names import prefixed_name, property_ref, unique_words
 from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import camel, model_for
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
@@ -157,10 +157,12 @@ class _View:
                       and not self.holds_deprecated_only(c))
 
     def holds_deprecated_only(self, cls: str) -> bool:
-        """A class only deprecated classes fall under (OBO's ObsoleteClass): a bin, not a
-        kind of thing."""
+        """A class only deprecated classes fall under and that states nothing of its own (OBO's
+        ObsoleteClass): a bin, not a kind of thing."""
         below = [self.ir.classes[c] for c in self.ir.subclasses(cls) if c != cls]
-        return bool(below) and all(c.deprecated for c in below)
+        return (bool(below) and all(c.deprecated for c in below)
+                and not any(owner == cls for owner, _ in self.restricted)
+                and not any(cls in p.domain for p in self.ir.properties.values()))
 
     def create_groups(self) -> dict[str, tuple[str, ...]]:
         """Create tool target -> the classes it creates (itself first). Up to
@@ -399,7 +401,8 @@ def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
     entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
     any_class = ArgSpec(name="class_name", kind="type", classes=classes,
                         description="restrict to this class (and its sub-classes)")
-    prop_arg = ArgSpec(name="property", kind="literal", enum=tuple(ir.curie(p) for p in writable),
+    prop_arg = ArgSpec(name="property", kind="literal",
+                       enum=tuple(property_ref(ir, p) for p in writable),
                        required=True, description="property to change (prefixed name)")
     return [
         ToolSpec(name="link", action="link", toolset=LINKS, description=(
@@ -407,7 +410,7 @@ def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
             "and cardinality are checked."), args=(
             ArgSpec(name="subject", kind="subject", required=True, description=_REF),
             ArgSpec(name="property", kind="literal", required=True, description="object "
-                    "property (prefixed name)", enum=tuple(ir.curie(p) for p in links)),
+                    "property (prefixed name)", enum=tuple(property_ref(ir, p) for p in links)),
             ArgSpec(name="object", kind="subject", required=True, description=_REF),
             _DRY_RUN, _EVIDENCE)),
         ToolSpec(name="list_instances", action="read", toolset=READ, args=(any_class,),

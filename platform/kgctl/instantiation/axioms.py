@@ -15,6 +15,8 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
+from kgctl.compiler.names import property_ref
+from kgctl.compiler.naming import is_opaque
 from kgctl.ontology.ir import OntologyIR, Restriction
 from kgctl.ontology.rules import UNIVERSAL_FILLERS
 
@@ -26,7 +28,8 @@ Incoming = Callable[[str, str], list[str]]  # (node, property) -> subjects linki
 def rules_by_class(ir: OntologyIR) -> dict[str, list[Restriction]]:
     found: dict[str, list[Restriction]] = {}
     for rule in ir.restrictions:
-        if rule.source.kind == "owl" and rule.on_property in ir.properties:
+        prop = ir.properties.get(rule.on_property)
+        if rule.source.kind == "owl" and prop is not None and prop.kind != "annotation":
             found.setdefault(rule.on_class, []).append(rule)
     return found
 
@@ -37,13 +40,18 @@ def check_entity(draft: Any, rules: dict[str, list[Restriction]], node: str, *, 
     ir: OntologyIR = draft.ir
     lineage = {a for t in draft.types_of(node) for a in (t, *_ancestors(ir, t))}
     stated = [rule for cls in sorted(lineage) for rule in rules.get(cls, ())]
+    # hasValue first: a value it writes counts for the cardinalities checked after it
+    stated.sort(key=lambda r: r.kind != "has_value")
     facts = draft.facts(node) if stated else set()
     for rule in stated:
         if rule.inverse:
             _inverse(draft, rule, node, incoming(node, rule.on_property))
             continue
         values = [o for p, o in facts if p.value == rule.on_property]
+        before = len(draft.insert)
         _CHECKS[rule.kind](draft, rule, node, values, new)
+        if len(draft.insert) != before:
+            facts = draft.facts(node)
 
 
 def satisfiable(ir: OntologyIR, filler: str | None) -> bool:
@@ -76,22 +84,27 @@ def _fits(draft: Any, value: Any, filler: str | None, union: tuple[str, ...] = (
 
 
 def _name(draft: Any, iri: str | None, union: tuple[str, ...] = ()) -> str:
+    """Prefixed name, with the label when the local name is an identifier."""
     if union:
-        return " or ".join(draft.ir.curie(m) for m in union)
-    return draft.ir.curie(iri) if iri else "anything"
+        return " or ".join(_name(draft, m) for m in union)
+    if not iri:
+        return "anything"
+    info = draft.ir.classes.get(iri)
+    curie = draft.ir.curie(iri)
+    return f"{curie} ({info.label})" if info and is_opaque(info.name) else curie
 
 
 def _some(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     wanted = _name(draft, rule.filler, rule.fillers)
     if values and not any(_fits(draft, v, rule.filler, rule.fillers) for v in values):
-        draft.fail("type_mismatch", draft.ir.curie(rule.on_property),
+        draft.fail("type_mismatch", property_ref(draft.ir, rule.on_property),
                    [str(v.value) for v in values],
                    f"needs at least one value of {wanted} (someValuesFrom, {rule.source})",
                    allowed=(wanted,))
     elif not values and new and satisfiable(draft.ir, rule.filler) and not any(
             f.code == "required_missing" for f in draft.findings):
         # a sub-class's own axiom (its tool's arguments are those of the main class)
-        draft.fail("required_missing", draft.ir.curie(rule.on_property), None,
+        draft.fail("required_missing", property_ref(draft.ir, rule.on_property), None,
                    f"a {_name(draft, rule.on_class)} needs a value of "
                    f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
                    allowed=(_name(draft, rule.filler),),
@@ -103,7 +116,7 @@ def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool)
     if wrong:
         wanted = _name(draft, rule.filler, rule.fillers)
         code = "datatype" if (rule.filler or "").startswith(XSD) else "type_mismatch"
-        draft.fail(code, draft.ir.curie(rule.on_property), [str(v.value) for v in wrong],
+        draft.fail(code, property_ref(draft.ir, rule.on_property), [str(v.value) for v in wrong],
                    f"every value must be a {wanted} (allValuesFrom, {rule.source})",
                    allowed=(wanted,))
 
@@ -113,7 +126,7 @@ def _has_value(draft: Any, rule: Restriction, node: str, values: list[Any], new:
     if any(str(v.value) == wanted for v in values):
         return
     if values:
-        draft.fail("enum_value", draft.ir.curie(rule.on_property),
+        draft.fail("enum_value", property_ref(draft.ir, rule.on_property),
                    [str(v.value) for v in values], f"a {_name(draft, rule.on_class)} has the "
                    f"value {_name(draft, wanted)} here (hasValue, {rule.source})",
                    allowed=(wanted,))
@@ -128,14 +141,15 @@ def _count(draft: Any, rule: Restriction, node: str, values: list[Any], new: boo
     have = sum(1 for v in values if _fits(draft, v, rule.filler))
     what = f"{n} value(s)" + (f" of {_name(draft, rule.filler)}" if rule.filler else "")
     if rule.kind in ("max", "exact") and have > n:
-        draft.fail("cardinality", draft.ir.curie(rule.on_property), have,
+        draft.fail("cardinality", property_ref(draft.ir, rule.on_property), have,
                    f"a {_name(draft, rule.on_class)} takes at most {what} "
                    f"({rule.kind} cardinality, {rule.source})" + (
                        "; this property does not apply to it" if n == 0 else ""),
                    allowed=(n,))
-    if (rule.kind in ("min", "exact") and new and have < n and (n > 1 or rule.filler)
-            and satisfiable(draft.ir, rule.filler)):
-        draft.fail("cardinality", draft.ir.curie(rule.on_property), have,
+    if (rule.kind in ("min", "exact") and new and have < n
+            and satisfiable(draft.ir, rule.filler)
+            and not any(f.code == "required_missing" for f in draft.findings)):
+        draft.fail("cardinality", property_ref(draft.ir, rule.on_property), have,
                    f"a {_name(draft, rule.on_class)} needs at least {what} "
                    f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
+from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import property_arg
 from kgctl.instantiation.axioms import check_entity, rules_by_class
@@ -388,7 +389,8 @@ def _property(ir: OntologyIR, draft: Draft, raw: Any, allowed: tuple[str, ...]) 
         return None
     text = str(raw)
     matches = [p for p in ir.properties
-               if ir.curie(p) in allowed and text in (p, ir.curie(p), local_name(p))]
+               if property_ref(ir, p) in allowed
+               and text in (p, ir.curie(p), property_ref(ir, p), local_name(p))]
     if not matches:
         draft.fail("enum_value", "property", raw, "unknown property", allowed=allowed)
         return None

@@ -130,14 +130,17 @@ def default_ontology_paths() -> list[Path]:
 
 
 def _name_namespaces(prefixes: dict[str, str], owl) -> None:
-    """A namespace of declared terms that no file names (RDF/XML often declares none) gets
-    its T-Box file's stem as prefix, so prefixed names work for every term."""
+    """A namespace of declared terms that no file names (RDF/XML often declares none, Turtle
+    often only the empty prefix) gets its last path segment as prefix (`.../ns/prov#` ->
+    `prov`), else its T-Box file's stem, so prefixed names work for every term."""
     taken = {namespace for prefix, namespace in prefixes.items() if prefix}
     for term in [*owl.classes.values(), *owl.properties.values()]:
         namespace = term.iri[: len(term.iri) - len(term.name)]
         if namespace in taken or not term.ontology or not namespace.endswith(("#", "/")):
             continue
-        stem = re.sub(r"[^0-9A-Za-z]+", "_", term.ontology.rsplit(".", 1)[0]).strip("_").lower()
+        segment = namespace.rstrip("#/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        word = segment if re.fullmatch(r"[A-Za-z][\w-]*", segment) else term.ontology
+        stem = re.sub(r"[^0-9A-Za-z]+", "_", word.rsplit(".", 1)[0]).strip("_").lower()
         prefix, n = stem or "ns", 1
         while prefix in prefixes:
             n += 1
