@@ -279,13 +279,13 @@ class _View:
             return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,
                            **common)
         targets = self.range_concretes(prop)
+        enum = self.ir.enumeration(cls, prop.iri)
+        if enum is not None and (targets or not prop.range):  # fixed individuals
+            return ArgSpec(kind="node", classes=targets, enum=enum.values, **common)
         if not prop.range:  # the T-Box says nothing: any entity of the paper, or an individual
             return ArgSpec(kind="node", node_mode="occurrence", **common)
         if not targets:
             return None
-        enum = self.ir.enumeration(cls, prop.iri)
-        if enum is not None:  # fixed individuals
-            return ArgSpec(kind="node", classes=targets, enum=enum.values, **common)
         label_mode = all(self.is_label_class(t) for t in targets)
         names = self.ir.enumeration(targets[0], RDFS_LABEL) if label_mode else None
         fields: tuple[ArgSpec, ...] = ()

@@ -35,11 +35,13 @@ def rules_by_class(ir: OntologyIR) -> dict[str, list[Restriction]]:
 
 
 def check_entity(draft: Any, rules: dict[str, list[Restriction]], node: str, *, new: bool,
-                 incoming: Incoming) -> None:
-    """Report every restriction of `node`'s classes that its facts (stored + pending) break."""
+                 incoming: Incoming, inverse_only: bool = False) -> None:
+    """Report every restriction of `node`'s classes that its facts (stored + pending) break;
+    `inverse_only` for an entity a call only links to."""
     ir: OntologyIR = draft.ir
     lineage = {a for t in draft.types_of(node) for a in (t, *_ancestors(ir, t))}
-    stated = [rule for cls in sorted(lineage) for rule in rules.get(cls, ())]
+    stated = [rule for cls in sorted(lineage) for rule in rules.get(cls, ())
+              if rule.inverse or not inverse_only]
     # hasValue first: a value it writes counts for the cardinalities checked after it
     stated.sort(key=lambda r: r.kind != "has_value")
     facts = draft.facts(node) if stated else set()
@@ -72,7 +74,8 @@ def _fits(draft: Any, value: Any, filler: str | None, union: tuple[str, ...] = (
     """Whether one value is of the filler class or datatype (no filler: anything), or of one
     member of a union filler."""
     if union:
-        return any(_fits(draft, value, member) for member in union)
+        return any(str(value.value) == member or _fits(draft, value, member)
+                   for member in union)
     if filler is None or filler in UNIVERSAL_FILLERS:
         return True
     if isinstance(value, Literal):
@@ -115,7 +118,9 @@ def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool)
     wrong = [v for v in values if not _fits(draft, v, rule.filler, rule.fillers)]
     if wrong:
         wanted = _name(draft, rule.filler, rule.fillers)
-        code = "datatype" if (rule.filler or "").startswith(XSD) else "type_mismatch"
+        listed = rule.fillers and not any(m in draft.ir.classes for m in rule.fillers)
+        code = ("datatype" if (rule.filler or "").startswith(XSD)
+                else "enum_value" if listed else "type_mismatch")
         draft.fail(code, property_ref(draft.ir, rule.on_property), [str(v.value) for v in wrong],
                    f"every value must be a {wanted} (allValuesFrom, {rule.source})",
                    allowed=(wanted,))

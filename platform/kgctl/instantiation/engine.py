@@ -83,9 +83,7 @@ class Instantiator:
         evidence = _evidence(draft, arguments.get("evidence"))
         getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
         if self.feedback and spec.name != "delete_entity":
-            for node in dict.fromkeys([*draft.created, *draft.changed]):
-                check_entity(draft, self._rules, node, new=node in draft.created,
-                             incoming=lambda n, p, d=draft: self._linking(d, n, p))
+            self._check_axioms(draft)
         if draft.findings:
             raise Rejected(draft.findings)
         insert = list(dict.fromkeys(draft.insert))
@@ -258,6 +256,22 @@ class Instantiator:
     def _incoming(self, draft: Draft, node: str) -> list[Triple]:
         rows = self.store.query(_IN, bindings={"o": NamedNode(node)}, paper_id=draft.pid)
         return [Triple(r["s"], r["p"], NamedNode(node)) for r in rows]
+
+    def _check_axioms(self, draft: Draft) -> None:
+        """OWL restrictions of what the call creates or changes, and the restrictions on
+        inverse properties of the entities it links to."""
+        def incoming(node: str, prop: str) -> list[str]:
+            return self._linking(draft, node, prop)
+
+        touched = list(dict.fromkeys([*draft.created, *draft.changed]))
+        for node in touched:
+            check_entity(draft, self._rules, node, new=node in draft.created, incoming=incoming)
+        targets = {t.object.value for t in draft.insert
+                   if isinstance(t.object, NamedNode) and t.subject.value in touched
+                   and t.object.value not in touched and draft.known(t.object.value)}
+        for node in sorted(targets):
+            check_entity(draft, self._rules, node, new=False, incoming=incoming,
+                         inverse_only=True)
 
     def _linking(self, draft: Draft, node: str, prop: str) -> list[str]:
         """Subjects linking to `node` with `prop`: stored and pending."""

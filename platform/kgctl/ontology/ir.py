@@ -83,7 +83,7 @@ class Restriction(Frozen):
     kind: Literal["some", "all", "min", "max", "exact", "has_value"]
     cardinality: int | None = None
     filler: str | None = None  # qualified class/datatype, or the value of has_value
-    fillers: tuple[str, ...] = ()  # an owl:unionOf filler: its named members
+    fillers: tuple[str, ...] = ()  # members of a blank filler (owl:unionOf classes, owl:oneOf)
     # on the inverse of `on_property` (owl:inverseOf q with no named inverse declared)
     inverse: bool = False
     source: Source

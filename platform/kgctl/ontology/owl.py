@@ -351,12 +351,18 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
                     on_property=on_property[0],
                     kind=kind,
                     filler=filler,
-                    fillers=tuple(named_members(graph, _key(value))) if blank else (),
+                    fillers=_filler_members(graph, _key(value)) if blank else (),
                     inverse=inverse,
                     source=source,
                 )
             )
     return rules
+
+
+def _filler_members(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
+    """Named members of a blank filler: the classes of an owl:unionOf, or the individuals
+    (values) of an owl:oneOf."""
+    return tuple(named_members(graph, node)) or _one_of(graph, node)
 
 
 def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
