@@ -94,7 +94,8 @@ def test_opaque_iris_are_named_by_their_labels_with_their_definitions() -> None:
     assert battery.exit_code == 0 and iao.exit_code == 0, battery.output + iao.output
     battery_tools = {t["name"]: t for t in json.loads(battery.output)}
     iao_tools = {t["name"]: t for t in json.loads(iao.output)}
-    assert "create_battery_test" in battery_tools and "create_battery_cycler" in battery_tools
+    kinds = battery_tools["create_battery_testing_entity"]["input_schema"]["properties"]["type"]
+    assert {"battery_test", "battery_cycler", "thermal_runaway_test"} <= set(kinds["enum"])
     assert not [n for n in battery_tools if "_0" in n and n.count("_") > 4]  # no UUID names
     assert not [n for n in iao_tools if "iao_0" in n or "bfo_0" in n]
     assert "scalar measurement datum" in iao_tools["create_scalar_measurement_datum"][

@@ -61,6 +61,7 @@ class _View:
         for rule in ir.restrictions:
             if rule.source.kind == "owl" and not rule.inverse:
                 self.restricted.setdefault((rule.on_class, rule.on_property), []).append(rule)
+        self.group_words: dict[str, str] = {}  # tool word of a per-file create tool
         self.groups = self.create_groups()
         self.names = unique_words(ir, [c for g in self.groups.values() for c in g])
 
@@ -181,7 +182,26 @@ class _View:
             if cls not in main:
                 owner = next(a for a in self.ir.classes[cls].ancestors if a in main)
                 groups[owner].append(cls)
+        if len(groups) > MAX_CREATE_TOOLS:
+            groups = self.by_module(groups, named)
         return {m: tuple(members) for m, members in groups.items()}
+
+    def by_module(self, groups: dict[str, list[str]], named: set[str]
+                  ) -> dict[str, list[str]]:
+        """Still too many main classes (their super-classes live in T-Boxes not loaded): the
+        ones a property names keep their tool, the others are created by one tool per T-Box
+        file (`create_<file>_entity`, its `type` picking the class)."""
+        kept = {m: members for m, members in groups.items() if m in named}
+        files: dict[str, list[str]] = {}
+        for main, members in groups.items():
+            if main not in kept:
+                files.setdefault(self.ir.classes[main].ontology, []).extend(members)
+        for file, members in sorted(files.items()):
+            members.sort(key=lambda c: (snake(readable(self.ir.classes[c].name,
+                                                       self.ir.classes[c].label)), c))
+            kept[members[0]] = members
+            self.group_words[members[0]] = snake(file.rsplit(".", 1)[0]) + "_entity"
+        return kept
 
     def toolsets(self) -> list[str]:
         files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
@@ -340,7 +360,8 @@ class _View:
             args = (*head, *self.type_arg(kinds), *self.group_args(kinds, skip), _DRY_RUN,
                     _EVIDENCE)
             tools.append(ToolSpec(
-                name=f"create_{self.class_word(cls)}", action="create", target=cls,
+                name=f"create_{self.group_words.get(cls) or self.class_word(cls)}",
+                action="create", target=cls,
                 via=head[0].property if head else None, order_property=order_prop,
                 toolset=self.toolset_of(cls), args=args,
                 description=f"Create one {info.label}. {self.describe(cls)}".strip()))

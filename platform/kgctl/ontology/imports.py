@@ -42,6 +42,7 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
     first)."""
     known = {iri for t in tboxes for iri in ontology_iris(t)}
     read = {p.resolve() for p in paths}
+    parsed: dict[Path, TBoxFile] = {}  # files read while looking, each parsed once
     todo = list(zip(tboxes, paths, strict=True))
     added: list[TBoxFile] = []
     while todo:
@@ -49,7 +50,7 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
         for iri in imported_iris(tbox):
             if iri in known or any(iri.startswith(prefix) for prefix in ignore):
                 continue
-            found = _locate(iri, [*search, path.parent])
+            found = _locate(iri, [*search, path.parent], parsed)
             if found is None:
                 raise OntologyError(
                     f"{tbox.name}: owl:imports <{iri}> is in no local file (looked in "
@@ -60,14 +61,14 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
             if found.resolve() in read:
                 continue
             read.add(found.resolve())
-            new = read_tbox(found)
+            new = parsed.get(found.resolve()) or read_tbox(found)
             known |= ontology_iris(new)
             added.append(new)
             todo.append((new, found))
     return added
 
 
-def _locate(iri: str, places: Sequence[Path]) -> Path | None:
+def _locate(iri: str, places: Sequence[Path], parsed: dict[Path, TBoxFile]) -> Path | None:
     for place in places:
         catalog = place if place.is_file() else place / CATALOG
         if catalog.is_file():
@@ -75,7 +76,7 @@ def _locate(iri: str, places: Sequence[Path]) -> Path | None:
             if hit is not None and hit.is_file():
                 return hit
         if place.is_dir():
-            hit = _in_folder(iri, place)
+            hit = _in_folder(iri, place, parsed)
             if hit is not None:
                 return hit
     return None
@@ -97,7 +98,7 @@ def _catalog(path: Path) -> dict[str, Path]:
     return entries
 
 
-def _in_folder(iri: str, folder: Path) -> Path | None:
+def _in_folder(iri: str, folder: Path, parsed: dict[Path, TBoxFile]) -> Path | None:
     stem = iri.rstrip("/#").rsplit("/", 1)[-1]
     files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in FORMATS and p.is_file()
                    and not p.name.startswith("catalog"))
@@ -105,6 +106,9 @@ def _in_folder(iri: str, folder: Path) -> Path | None:
         if path.stem == stem or path.name == stem:
             return path
     for path in files:
-        if iri in ontology_iris(read_tbox(path)):
+        key = path.resolve()
+        if key not in parsed:
+            parsed[key] = read_tbox(path)
+        if iri in ontology_iris(parsed[key]):
             return path
     return None

@@ -231,13 +231,20 @@ class OntologyIR(Frozen):
             return False
         return not info.domain or any(p.iri == prop for p in self.properties_of(cls))
 
+    @cached_property
+    def _cardinality_index(self) -> dict[tuple[str, str], Cardinality]:
+        found: dict[tuple[str, str], Cardinality] = {}
+        for card in self.cardinalities:
+            found.setdefault((card.on_class, card.on_property), card)
+        return found
+
     def cardinality(self, cls: str, prop: str) -> Cardinality:
         """Merged cardinality of `prop` on `cls`, inherited from ancestors; unbounded if none."""
         lineage = (cls, *self.classes[cls].ancestors) if cls in self.classes else (cls,)
         for owner in lineage:
-            for card in self.cardinalities:
-                if card.on_class == owner and card.on_property == prop:
-                    return card
+            card = self._cardinality_index.get((owner, prop))
+            if card is not None:
+                return card
         return Cardinality(on_class=cls, on_property=prop)
 
     def enumeration(self, cls: str, prop: str) -> Enumeration | None:
