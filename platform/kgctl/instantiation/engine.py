@@ -18,6 +18,7 @@ from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import property_arg
 from kgctl.instantiation.axioms import check_entity, rules_by_class
+from kgctl.instantiation.choice import chosen_type, fields_for, given, without_type
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -105,7 +106,7 @@ class Instantiator:
 
     # -- write plans ------------------------------------------------------------------------------
     def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        cls = _chosen_type(self.ir, draft, spec, args)
+        cls = chosen_type(self.ir, draft, spec, args)
         container = None
         if spec.via:
             head = spec.args[0]
@@ -117,19 +118,19 @@ class Instantiator:
             order_arg = spec.args[1]
             self.check_order(draft, container, spec.via or "", spec.order_property or "",
                              args.get(order_arg.name), order_arg.name)
-        draft.fill(node, cls, _fields_for(self.ir, spec, cls), _given(args))
+        draft.fill(node, cls, fields_for(self.ir, spec, cls), given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         subject_arg = spec.args[0]
         subject = _required_ref(draft, "subject", args, subject_arg.classes)
-        cls = _chosen_type(self.ir, draft, spec, args)
+        cls = chosen_type(self.ir, draft, spec, args)
         if subject is not None:
             self.check_room(draft, subject, spec.via or "", "subject")
         node = draft.mint(cls)
         if subject is not None:
             draft.add(subject, spec.via or "", NamedNode(node))
             draft.changed.append(subject)
-        draft.fill(node, cls, _without_type(spec), _given(args))
+        draft.fill(node, cls, without_type(spec), given(args))
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         prop = _property(self.ir, draft, args.get("property"), spec.arg("property").enum)
@@ -332,42 +333,6 @@ class Instantiator:
 
 def _max(bound: int | None) -> int:
     return 10**9 if bound is None else bound
-
-
-def _chosen_type(ir: OntologyIR, draft: Draft, spec: ToolSpec, args: dict[str, Any]) -> str:
-    """The class a create/add call makes: the tool's target, or the `type` argument's pick
-    (its value, local name, prefixed name or IRI)."""
-    type_arg = spec.arg("type")
-    if type_arg is None:
-        return spec.target or ""
-    words = type_arg.enum or tuple(local_name(c) for c in type_arg.classes)
-    raw = args.get("type")
-    for word, cls in zip(words, type_arg.classes, strict=True):
-        if raw in (word, cls, ir.curie(cls)) or raw == local_name(cls):
-            return cls
-    draft.fail("enum_value" if raw is not None else "required_missing", "type", raw,
-               "choose the kind of entity", allowed=words)
-    return spec.target or ""
-
-
-def _fields_for(ir: OntologyIR, spec: ToolSpec, cls: str) -> tuple:
-    """The arguments that apply to the class chosen: all of them for the main class, else
-    those of the main class plus the ones the chosen sub-class takes."""
-    if cls == spec.target:
-        return _without_type(spec)
-    own = {a.property for a in spec.args if a.property in {p.iri for p in ir.properties_of(cls)}}
-    return tuple(a for a in _without_type(spec)
-                 if a.kind == "label" or a.property in own or a.required
-                 or ir.applies(spec.target or "", a.property))
-
-
-def _without_type(spec: ToolSpec) -> tuple:
-    return tuple(a for a in spec.args if a.kind != "type")
-
-
-def _given(args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments that describe the new entity (`type` chose its class)."""
-    return {k: v for k, v in args.items() if k != "type"}
 
 
 def _int(text: str) -> int:

@@ -7,11 +7,19 @@ loaded T-Box become `external` entries so every IRI the IR mentions resolves.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from kgctl.ontology.annotations import (
+    DOMAIN_INCLUDES,
+    RANGE_INCLUDES,
+    description_of,
+    is_deprecated,
+    label_of,
+    local_name,
+)
+from kgctl.ontology.datatypes import is_datatype_expr, literal_types, restricted_datatype
 from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, Key, TBoxGraph, is_blank
 from kgctl.ontology.ir import (
     ClassInfo,
@@ -30,22 +38,6 @@ PROPERTY_KINDS = {
 }
 BUILTIN_NAMESPACES = (RDF, RDFS, OWL, XSD)
 LITERAL_RANGES = (RDFS + "Literal", RDF + "langString", RDF + "PlainLiteral")
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-# name of a term, in order of preference (the local name when none is given)
-LABELS = (RDFS + "label", SKOS + "prefLabel")
-# text shown as a term's description: comments and the definitions of SKOS, OBO (IAO) and EMMO
-DEFINITIONS = (
-    RDFS + "comment",
-    SKOS + "definition",
-    "http://purl.obolibrary.org/obo/IAO_0000115",
-    "https://w3id.org/emmo#EMMO_967080e5_2f42_4eb2_a3a9_c58143e835f9",
-)
-# schema.org-style soft signatures (SOSA/SSN): used when rdfs:domain / rdfs:range are absent
-DOMAIN_INCLUDES = ("http://schema.org/domainIncludes", "https://schema.org/domainIncludes")
-RANGE_INCLUDES = ("http://schema.org/rangeIncludes", "https://schema.org/rangeIncludes")
-FACETS = ("minInclusive", "maxInclusive", "minExclusive", "maxExclusive", "pattern", "length",
-          "minLength", "maxLength", "totalDigits", "fractionDigits")
-
 # restriction predicate -> (kind, is a cardinality)
 _CARDINALITY = {
     OWL + "minCardinality": "min",
@@ -90,20 +82,6 @@ def is_builtin(iri: str) -> bool:
     return iri.startswith(BUILTIN_NAMESPACES)
 
 
-def local_name(iri: str) -> str:
-    """Last segment of an IRI.
-
-    >>> local_name("https://www.theworldavatar.com/kg/OntoSyn/HeatChill")
-    'HeatChill'
-    >>> local_name("http://example.org/o.owl#Dopant")
-    'Dopant'
-    """
-    for sep in ("#", "/", ":"):
-        if sep in iri.rstrip(sep):
-            return iri.rstrip(sep).rsplit(sep, 1)[1]
-    return iri
-
-
 def named_members(graph: TBoxGraph, expr: Key) -> list[str]:
     """Named classes a class expression stands for: an IRI, or owl:unionOf expanded."""
     if not is_blank(expr):
@@ -129,33 +107,6 @@ def _declared_classes(graph: TBoxGraph) -> list[str]:
 def _declared_properties(graph: TBoxGraph) -> list[str]:
     typed = graph.subjects_of_type(*PROPERTY_KINDS, RDF + "Property")
     return [k for k in typed if not is_blank(k) and not is_builtin(k)]
-
-
-def label_of(graph: TBoxGraph, iri: str) -> str:
-    """The label in the most preferred language (rdfs:label before skos:prefLabel within a
-    language), else any label, else the local name."""
-    found = [v for p in LABELS for v in graph.literals(iri, p)]
-    for lang in graph.languages:
-        for value in found:
-            if (value.language or "") == lang:
-                return value.value
-    name = local_name(iri)
-    return found[0].value if found and is_opaque_name(name) else name
-
-
-def is_opaque_name(name: str) -> bool:
-    """An identifier rather than a word (OBO ids, UUID-style ids); see compiler.naming."""
-    return bool(re.search(r"^[A-Za-z]{1,12}[_:]?\d{4,}$|[0-9a-fA-F]{8}[_-][0-9a-fA-F]{4}[_-]|^\d+$",
-                          name))
-
-
-def description_of(graph: TBoxGraph, iri: str) -> str:
-    return "\n\n".join(t for p in DEFINITIONS for t in graph.texts(iri, p) if t.strip())
-
-
-def is_deprecated(graph: TBoxGraph, iri: str) -> bool:
-    return any(v.value.strip().lower() in ("true", "1")
-               for v in graph.literals(iri, OWL + "deprecated"))
 
 
 def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
@@ -198,12 +149,12 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
         r for p in RANGE_INCLUDES for r in graph.object_keys(iri, p)]
     facets: dict[str, str] = {}
     for r in list(ranges):
-        base = _restricted_datatype(graph, r, facets)
+        base = restricted_datatype(graph, r, facets)
         if base:
             ranges[ranges.index(r)] = base
     rng = sorted(
-        {c for r in ranges for c in named_members(graph, r) if not _is_datatype_expr(graph, c)}
-        | {t for r in ranges for t in _literal_types(graph, r)}
+        {c for r in ranges for c in named_members(graph, r) if not is_datatype_expr(graph, c)}
+        | {t for r in ranges for t in literal_types(graph, r)}
     )
     inverse = graph.named(iri, OWL + "inverseOf") or graph.subjects_with(OWL + "inverseOf", iri)
     return PropertyInfo(
@@ -223,45 +174,12 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
     )
 
 
-def _restricted_datatype(graph: TBoxGraph, node: Key, facets: dict[str, str]) -> str | None:
-    """Base datatype of a facet-restricted data range (blank, or a named rdfs:Datatype defined
-    by one), collecting its facets; None for anything else."""
-    exprs = [node] if is_blank(node) else [node, *graph.object_keys(node, OWL + "equivalentClass")]
-    for expr in exprs:
-        base = graph.named(expr, OWL + "onDatatype")
-        if not base:
-            continue
-        for head in graph.object_keys(expr, OWL + "withRestrictions"):
-            for item in graph.rdf_list(head):
-                if isinstance(item, ox.Literal):
-                    continue
-                for facet in FACETS:
-                    for value in graph.literals(_key(item), XSD + facet):
-                        facets[facet] = value.value
-        return base[0]
-    return None
-
-
-def _is_datatype_expr(graph: TBoxGraph, iri: str) -> bool:
-    return RDFS + "Datatype" in graph.types(iri) and not iri.startswith(XSD)
-
-
 def _property_kind(types: set[str], rng: list[str]) -> str:
     for owl_type, kind in PROPERTY_KINDS.items():
         if owl_type in types:
             return kind
     literal = rng and all(r.startswith(XSD) or r in LITERAL_RANGES for r in rng)
     return "datatype" if literal else "object"
-
-
-def _literal_types(graph: TBoxGraph, node: Key) -> set[str]:
-    """Datatypes of the literals of an enumerated data range ``[ owl:oneOf ("a" "b") ]``."""
-    return {
-        t.datatype.value
-        for head in graph.object_keys(node, OWL + "oneOf")
-        for t in graph.rdf_list(head)
-        if isinstance(t, ox.Literal)
-    }
 
 
 def _inherit_signatures(props: dict[str, PropertyInfo]) -> dict[str, PropertyInfo]:
