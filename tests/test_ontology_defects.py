@@ -104,6 +104,13 @@ def test_opaque_iris_are_named_by_their_labels_with_their_definitions() -> None:
         "description"]  # the IAO_0000115 definition
     link = iao_tools["link"]["input_schema"]["properties"]["property"]
     assert "obo:is_about" in json.dumps(link)
+    seen = run_session(corpus_ir("battery"), [
+        ("create_battery_testing_entity", {"type": "thermal_runaway_test", "label": "t1"},
+         None, None),
+        ("list_instances", {"class_name": "thermal_runaway_test"}, None, None),
+    ])
+    rows = json.loads(seen[1][2])["data"]
+    assert [r["label"] for r in rows] == ["t1"]
 
 
 def test_properties_without_rdfs_domain_work_in_link_and_update(tmp_path: Path) -> None:

@@ -51,10 +51,6 @@ class _View(CreationRules):
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
                         for r in self.range_of(o.member_property) for c in self.concretes(r)}
-        seen: dict[str, int] = {}
-        for c in ir.classes:
-            seen[local_name(c)] = seen.get(local_name(c), 0) + 1
-        self.collisions = {n for n, k in seen.items() if k > 1}  # local names in 2 namespaces
         self.restricted: dict[tuple[str, str], list] = {}
         for rule in ir.restrictions:
             if rule.source.kind == "owl" and not rule.inverse:
@@ -242,16 +238,18 @@ class _View(CreationRules):
     def type_arg(self, classes: tuple[str, ...]) -> tuple[ArgSpec, ...]:
         if len(classes) < 2:
             return ()
-        words = tuple(self.type_word(c) for c in classes)
         return (ArgSpec(name="type", kind="type", classes=classes, required=True,
-                        enum=words, description="which kind of entity to create"),)
+                        enum=self.type_words(classes),
+                        description="which kind of entity to create"),)
 
-    def type_word(self, cls: str) -> str:
-        """A `type` value: the local name when readable (as before), else the class word."""
-        info = self.ir.classes.get(cls)
-        name = info.name if info else local_name(cls)
-        return name if not is_opaque(name) and name not in self.collisions else (
-            self.class_word(cls))
+    def type_words(self, classes: tuple[str, ...]) -> tuple[str, ...]:
+        """`type` values: the local name when it is a word unique among `classes` (as the
+        TWA tools have them), else the label-based word, prefixed where two share it."""
+        names = [local_name(c) for c in classes]
+        unique = unique_words(self.ir, [c for c in classes if c in self.ir.classes])
+        return tuple(name if not is_opaque(name) and names.count(name) == 1
+                     else unique.get(cls, snake(name)) for cls, name in zip(classes, names,
+                                                                            strict=True))
 
     # -- tools ----------------------------------------------------------------------------------
     def create_tools(self) -> list[ToolSpec]:
@@ -339,6 +337,7 @@ def _generic_tools(ir: OntologyIR, view: _View) -> list[ToolSpec]:
     writable = tuple(sorted(p for p, i in ir.properties.items() if i.kind != "annotation"))
     entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
     any_class = ArgSpec(name="class_name", kind="type", classes=classes,
+                        enum=view.type_words(classes),
                         description="restrict to this class (and its sub-classes)")
     prop_arg = ArgSpec(name="property", kind="literal",
                        enum=tuple(property_ref(ir, p) for p in writable),

@@ -46,10 +46,15 @@ def _row(engine: Instantiator, draft: Draft, iri: str) -> dict[str, Any]:
 
 def list_instances(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     wanted = args.get("class_name")
+    spec = engine.surface.get("list_instances")
+    kind = spec.arg("class_name") if spec else None
+    words = dict(zip(kind.enum, kind.classes, strict=True)) if kind and kind.enum else {}
     classes = [c for c in engine.ir.classes if wanted in (local_name(c), engine.ir.curie(c), c)]
+    if wanted in words and words[wanted] not in classes:
+        classes.append(words[wanted])
     if wanted is not None and not classes:
         draft.fail("enum_value", "class_name", wanted, "unknown class",
-                   allowed=tuple(sorted(local_name(c) for c in engine.ir.classes)))
+                   allowed=tuple(sorted(words) or sorted(local_name(c) for c in engine.ir.classes)))
         return []
     return [_row(engine, draft, iri) for iri in draft.index.entities()
             if not classes or draft.admitted(iri, tuple(classes))]
