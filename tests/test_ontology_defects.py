@@ -273,3 +273,19 @@ def test_extract_and_demo_take_an_ontology(tmp_path: Path) -> None:
     assert without_llm.exit_code == 2 and "--ontology needs --llm" in without_llm.output
     bad = _cli("extract", "paper.txt", "--ontology", str(CORPUS / "functional/ms_import.owl"))
     assert bad.exit_code == 2 and "format not supported" in bad.output
+
+
+def test_label_language_is_configurable_english_first() -> None:
+    path = str(CORPUS / "time/time.ttl")
+    english = _cli("compile", path, "--no-profile", "--tools", "--json")
+    spanish = _cli("compile", path, "--no-profile", "--tools", "--json", "--lang", "es")
+    assert english.exit_code == 0 and spanish.exit_code == 0, english.output + spanish.output
+
+    def instant(output: str) -> str:
+        return next(t["description"] for t in json.loads(output) if t["name"] == "create_instant")
+
+    assert instant(english.output).startswith("Create one Time instant.")
+    assert instant(spanish.output).startswith("Create one instante de tiempo.")
+    # tool names stay those of the readable local names, whatever the language
+    assert {t["name"] for t in json.loads(spanish.output)} == {
+        t["name"] for t in json.loads(english.output)}

@@ -42,10 +42,10 @@ class CreationRules:
                       and not self.holds_deprecated_only(c))
 
     def holds_deprecated_only(self, cls: str) -> bool:
-        """A class only deprecated classes fall under and that states nothing of its own (OBO's
-        ObsoleteClass): a bin, not a kind of thing."""
+        """A class several deprecated classes and nothing else fall under, and that states
+        nothing of its own (OBO's ObsoleteClass): a bin, not a kind of thing."""
         below = [self.ir.classes[c] for c in self.ir.subclasses(cls) if c != cls]
-        return (bool(below) and all(c.deprecated for c in below)
+        return (len(below) > 1 and all(c.deprecated for c in below)
                 and not any(owner == cls for owner, _ in self.restricted)
                 and not any(cls in p.domain for p in self.ir.properties.values()))
 
