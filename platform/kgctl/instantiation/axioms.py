@@ -17,7 +17,9 @@ from pyoxigraph import Literal, NamedNode
 
 from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import is_opaque
+from kgctl.instantiation.planner import Draft
 from kgctl.ontology.ir import OntologyIR, Restriction
+from kgctl.ontology.kinds import satisfiable
 from kgctl.ontology.rules import UNIVERSAL_FILLERS
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -34,7 +36,7 @@ def rules_by_class(ir: OntologyIR) -> dict[str, list[Restriction]]:
     return found
 
 
-def check_entity(draft: Any, rules: dict[str, list[Restriction]], node: str, *, new: bool,
+def check_entity(draft: Draft, rules: dict[str, list[Restriction]], node: str, *, new: bool,
                  incoming: Incoming, inverse_only: bool = False) -> None:
     """Report every restriction of `node`'s classes that its facts (stored + pending) break;
     `inverse_only` for an entity a call only links to."""
@@ -56,21 +58,11 @@ def check_entity(draft: Any, rules: dict[str, list[Restriction]], node: str, *, 
             facts = draft.facts(node)
 
 
-def satisfiable(ir: OntologyIR, filler: str | None) -> bool:
-    """Whether a value of `filler` can be written at all: a datatype, a class with a loaded
-    (not external) sub-class, or one with named individuals. A minimum on a class declared in
-    no loaded T-Box (bibo:Document) is listed, not enforced."""
-    if filler is None or filler.startswith(XSD) or filler in UNIVERSAL_FILLERS:
-        return True
-    return any(not ir.classes[c].external for c in ir.subclasses(filler)) or any(
-        filler in i.types for i in ir.individuals.values())
-
-
 def _ancestors(ir: OntologyIR, cls: str) -> tuple[str, ...]:
     return ir.classes[cls].ancestors if cls in ir.classes else ()
 
 
-def _fits(draft: Any, value: Any, filler: str | None, union: tuple[str, ...] = ()) -> bool:
+def _fits(draft: Draft, value: Any, filler: str | None, union: tuple[str, ...] = ()) -> bool:
     """Whether one value is of the filler class or datatype (no filler: anything), or of one
     member of a union filler."""
     if union:
@@ -86,7 +78,7 @@ def _fits(draft: Any, value: Any, filler: str | None, union: tuple[str, ...] = (
     return isinstance(value, NamedNode) and draft.admitted(value.value, (filler,))
 
 
-def _name(draft: Any, iri: str | None, union: tuple[str, ...] = ()) -> str:
+def _name(draft: Draft, iri: str | None, union: tuple[str, ...] = ()) -> str:
     """Prefixed name, with the label when the local name is an identifier."""
     if union:
         return " or ".join(_name(draft, m) for m in union)
@@ -97,7 +89,7 @@ def _name(draft: Any, iri: str | None, union: tuple[str, ...] = ()) -> str:
     return f"{curie} ({info.label})" if info and is_opaque(info.name) else curie
 
 
-def _some(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+def _some(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     wanted = _name(draft, rule.filler, rule.fillers)
     if values and not any(_fits(draft, v, rule.filler, rule.fillers) for v in values):
         draft.fail("type_mismatch", property_ref(draft.ir, rule.on_property),
@@ -114,7 +106,7 @@ def _some(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool
                    hint="link one with `link` in the same way, or give it when creating")
 
 
-def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+def _all(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     wrong = [v for v in values if not _fits(draft, v, rule.filler, rule.fillers)]
     if wrong:
         wanted = _name(draft, rule.filler, rule.fillers)
@@ -126,7 +118,7 @@ def _all(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool)
                    allowed=(wanted,))
 
 
-def _has_value(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+def _has_value(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     wanted = rule.filler or ""
     if any(str(v.value) == wanted for v in values):
         return
@@ -141,7 +133,7 @@ def _has_value(draft: Any, rule: Restriction, node: str, values: list[Any], new:
                   Literal(wanted) if prop.kind == "datatype" else NamedNode(wanted))
 
 
-def _count(draft: Any, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
+def _count(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     n = rule.cardinality or 0
     have = sum(1 for v in values if _fits(draft, v, rule.filler))
     what = f"{n} value(s)" + (f" of {_name(draft, rule.filler)}" if rule.filler else "")
@@ -159,7 +151,7 @@ def _count(draft: Any, rule: Restriction, node: str, values: list[Any], new: boo
                    f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
 
 
-def _inverse(draft: Any, rule: Restriction, node: str, subjects: Sequence[str]) -> None:
+def _inverse(draft: Draft, rule: Restriction, node: str, subjects: Sequence[str]) -> None:
     """`rule` is stated on the inverse of its property: the subjects linking to `node`."""
     values = [NamedNode(s) for s in subjects]
     if rule.kind == "all":

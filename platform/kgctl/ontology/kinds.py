@@ -81,11 +81,14 @@ def _enforced(ir: OntologyIR, rule: Restriction) -> bool:
     if rule.inverse:
         return rule.kind in ("all", "max", "exact")
     if rule.kind in ("some", "min", "exact"):
-        return _satisfiable(ir, rule.filler)
+        return satisfiable(ir, rule.filler)
     return True
 
 
-def _satisfiable(ir: OntologyIR, filler: str | None) -> bool:
+def satisfiable(ir: OntologyIR, filler: str | None) -> bool:
+    """Whether a value of `filler` can be written at all: a datatype, a class with a loaded
+    (not external) sub-class, or one with named individuals. A minimum on a class declared in
+    no loaded T-Box (bibo:Document) is listed, not enforced."""
     if filler is None or filler.startswith(XSD) or filler in UNIVERSAL_FILLERS:
         return True
     return any(not ir.classes[c].external for c in ir.subclasses(filler)) or any(
