@@ -4,11 +4,14 @@ compiling public T-Boxes the compiler was not written for."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from corpus_helpers import CORPUS, EMMO_IMPORTS, corpus_ir, run_session
+from mcp import Client, StdioServerParameters
 from pyoxigraph import NamedNode
 
 from kgctl.cli import cli
@@ -248,6 +251,22 @@ def test_kgctl_provenance_never_mixes_with_prov_data() -> None:
     calls = list(store.query("SELECT ?c WHERE { GRAPH ?g { ?c a ?t } }",
                              bindings={"t": NamedNode("https://w3id.org/kgctl/ns#Call")}))
     assert len(calls) == 2
+
+
+def test_mcp_serve_takes_an_ontology_over_stdio(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-c", "from kgctl.cli import main; main()", "mcp", "serve", "--store",
+        str(tmp_path / "kg"), "--paper", "station", "--ontology",
+        str(CORPUS / "sosa/sosa.ttl"), "--no-profile"])
+
+    async def main() -> None:
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"create_sensor", "create_observation", "link"} <= names
+            made = await client.call_tool("create_sensor", {"label": "t1"})
+            assert not made.is_error, made.content[0].text
+
+    anyio.run(main)
 
 
 def test_extract_and_demo_take_an_ontology(tmp_path: Path) -> None:
