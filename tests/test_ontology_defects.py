@@ -308,3 +308,21 @@ def test_label_language_is_configurable_english_first() -> None:
     # tool names stay those of the readable local names, whatever the language
     assert {t["name"] for t in json.loads(spanish.output)} == {
         t["name"] for t in json.loads(english.output)}
+
+
+def test_a_class_defined_by_one_of_gets_no_create_tool_its_individuals_are_values() -> None:
+    result = _cli("compile", str(CORPUS / "pizza/pizza.owl"), "--no-profile", "--tools",
+                  "--json")
+    assert result.exit_code == 0, result.output
+    listing = json.loads(result.output)
+    kinds = {value for t in listing
+             for value in t["input_schema"]["properties"].get("type", {}).get("enum", [])}
+    assert "create_country" not in {t["name"] for t in listing} and "Country" not in kinds
+    seen = run_session(corpus_ir("pizza"), [
+        ("create_pizza_base", {"type": "ThinAndCrispyBase", "label": "base"}, None, None),
+        ("create_pizza", {"type": "RealItalianPizza", "label": "p", "base": "base",
+                          "country_of_origin": "Italy"}, None, None),
+        ("create_pizza", {"type": "RealItalianPizza", "label": "q", "base": "base",
+                          "country_of_origin": "Spain"}, None, None),
+    ])
+    assert _codes(seen) == [None, None, "not_found"]

@@ -39,7 +39,7 @@ class CreationRules:
                  for r in self.range_of(e.on_property)}  # classes defined by owl:oneOf
         return sorted(c for c in self.ir.classes
                       if self.instantiable(c) and c not in self.ordered and c not in fixed
-                      and not self.holds_deprecated_only(c))
+                      and not self.ir.classes[c].one_of and not self.holds_deprecated_only(c))
 
     def holds_deprecated_only(self, cls: str) -> bool:
         """A class several deprecated classes and nothing else fall under, and that states

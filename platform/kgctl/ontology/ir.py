@@ -56,6 +56,8 @@ class ClassInfo(Frozen):
     # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
     external: bool = False
     deprecated: bool = False  # owl:deprecated true: kept for references, never offered
+    # owl:oneOf definition: the class is exactly these individuals (no new instances)
+    one_of: tuple[str, ...] = ()
 
 
 class PropertyInfo(Frozen):

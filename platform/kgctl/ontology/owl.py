@@ -73,6 +73,10 @@ def read_owl(graph: TBoxGraph) -> OwlModel:
     )
     model.restrictions = _restrictions(graph, model.classes)
     model.enumerations = _enumerations(graph, model)
+    for cls, info in model.classes.items():
+        members = _defined_by_one_of(graph, cls)
+        if members:
+            model.classes[cls] = info.model_copy(update={"one_of": members})
     _add_externals(model)
     model.individuals = _individuals(graph, model.classes)
     return model
@@ -277,6 +281,14 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
     return rules
 
 
+def _defined_by_one_of(graph: TBoxGraph, cls: str) -> tuple[str, ...]:
+    """The individuals of a class defined by owl:oneOf: directly, as an equivalent class, or
+    as a part of an equivalent intersection (`DomainConcept and {America ... Italy}`)."""
+    parts = [p for e in graph.object_keys(cls, OWL + "equivalentClass")
+             for p in _conjuncts(graph, e)]
+    return _one_of(graph, cls) or next((v for p in parts if (v := _one_of(graph, p))), ())
+
+
 def _filler_members(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
     """Named members of a blank filler: the classes of an owl:unionOf, or the individuals
     (values) of an owl:oneOf."""
@@ -287,19 +299,7 @@ def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
     """owl:oneOf as a property range, as an allValuesFrom filler, or as a class definition."""
     enums: list[Enumeration] = []
     enumerated_classes = {
-        cls: values
-        for cls in model.classes
-        if (
-            values := _one_of(graph, cls)
-            or next(
-                (
-                    v
-                    for e in graph.object_keys(cls, OWL + "equivalentClass")
-                    if (v := _one_of(graph, e))
-                ),
-                (),
-            )
-        )
+        cls: values for cls in model.classes if (values := _defined_by_one_of(graph, cls))
     }
     for iri in model.properties:
         for rng in graph.object_keys(iri, RDFS + "range"):
@@ -355,9 +355,8 @@ def _individuals(graph: TBoxGraph, classes: dict[str, ClassInfo]) -> dict[str, I
     found = {}
     members: dict[str, set[str]] = {}  # individual -> classes whose owl:oneOf lists it
     for cls in classes:
-        for expr in [cls, *graph.object_keys(cls, OWL + "equivalentClass")]:
-            for value in _one_of(graph, expr):
-                members.setdefault(value, set()).add(cls)
+        for value in _defined_by_one_of(graph, cls):
+            members.setdefault(value, set()).add(cls)
     candidates = set(graph.subjects_of_type(OWL + "NamedIndividual", *classes)) | set(members)
     for iri in sorted(candidates):
         if is_blank(iri) or iri in classes or is_builtin(iri):
