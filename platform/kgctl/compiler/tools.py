@@ -315,6 +315,13 @@ def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
     return _view(ir).property_arg(cls, ir.properties[prop], depth=1)
 
 
+def class_words(ir: OntologyIR) -> dict[str, str]:
+    """The names of instantiable classes as tools give them (`type` values) -> class IRI."""
+    view = _view(ir)
+    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
+    return dict(zip(view.type_words(classes), classes, strict=True))
+
+
 _VIEWS: dict[int, tuple[OntologyIR, _View]] = {}  # the last IR's view (building one costs)
 
 

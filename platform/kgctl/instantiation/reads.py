@@ -12,6 +12,7 @@ from pyoxigraph import NamedNode
 
 from kgctl.compiler import ToolSpec
 from kgctl.compiler.naming import local_name
+from kgctl.compiler.tools import class_words
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
 
@@ -46,9 +47,7 @@ def _row(engine: Instantiator, draft: Draft, iri: str) -> dict[str, Any]:
 
 def list_instances(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     wanted = args.get("class_name")
-    spec = engine.surface.get("list_instances")
-    kind = spec.arg("class_name") if spec else None
-    words = dict(zip(kind.enum, kind.classes, strict=True)) if kind and kind.enum else {}
+    words = class_words(engine.ir)
     classes = [c for c in engine.ir.classes if wanted in (local_name(c), engine.ir.curie(c), c)]
     if wanted in words and words[wanted] not in classes:
         classes.append(words[wanted])
