@@ -38,16 +38,30 @@ def corpus_ir(name: str) -> OntologyIR:
 
 def run_session(ir: OntologyIR, steps: list[Step], store: EmbeddedStore | None = None
                 ) -> list[tuple[Step, bool, str]]:
-    """Every step through one in-process MCP client session: (step, is_error, text)."""
+    """Every step through one in-process MCP client session: (step, is_error, text). Like a
+    model reading the schemas, the client gives a one-item list where a schema asks for a
+    list and the step gives one value."""
     store = store or EmbeddedStore()
     seen: list[tuple[Step, bool, str]] = []
 
     async def main() -> None:
         async with Client(build_server(ir, store, paper_id="paper-1")) as client:
+            schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
             for step in steps:
                 tool, args, _, _ = step
-                result = await client.call_tool(tool, args)
+                result = await client.call_tool(tool, _as_schema_says(schemas.get(tool), args))
                 seen.append((step, bool(result.is_error), result.content[0].text))
 
     anyio.run(main)
     return seen
+
+
+def _as_schema_says(schema: dict[str, Any] | None, args: dict[str, Any]) -> dict[str, Any]:
+    properties = (schema or {}).get("properties", {})
+
+    def is_list(prop: dict[str, Any]) -> bool:
+        return prop.get("type") == "array" or any(
+            option.get("type") == "array" for option in prop.get("anyOf", []))
+
+    return {k: [v] if not isinstance(v, list) and is_list(properties.get(k, {})) else v
+            for k, v in args.items()}

@@ -40,7 +40,7 @@ SCENARIOS: dict[str, list[Step]] = {
                           "base": "thin base", "topping": ["ham"]}, ("cardinality",),
          "minCardinality"),
         ("update_property", {"entity": "mozzarella", "property": "pizza:hasCountryOfOrigin",
-                             "value": "France"}, ("enum_value",), "hasValue"),
+                             "value": ["France"]}, ("enum_value",), "hasValue"),
         ("create_pizza", {"type": "RealItalianPizza", "label": "italian",
                           "base": "thin base"}, None, None),
         ("link", {"subject": "italian", "property": "pizza:hasTopping", "object": "tomato"},
@@ -64,7 +64,7 @@ SCENARIOS: dict[str, list[Step]] = {
         ("link", {"subject": "thermometer 1", "property": "sosa:observes",
                   "object": "air temperature"}, None, None),
         ("update_property", {"entity": "obs 1", "property": "sosa:hasSimpleResult",
-                             "value": "23.5 °C"}, None, None),
+                             "value": ["23.5 °C"]}, None, None),
     ],
     "prov": [
         ("create_activity", {"label": "baking", "started_at_time": "2012-03-09T08:05:08-05:00"},

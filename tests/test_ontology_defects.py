@@ -103,10 +103,20 @@ def test_opaque_iris_are_named_by_their_labels_with_their_definitions() -> None:
     assert not [n for n in iao_tools if "iao_0" in n or "bfo_0" in n]
     assert "scalar measurement datum" in iao_tools["create_scalar_measurement_datum"][
         "description"]
-    assert "is a measurement datum" in iao_tools["create_scalar_measurement_datum"][
-        "description"]  # the IAO_0000115 definition
-    link = iao_tools["link"]["input_schema"]["properties"]["property"]
-    assert "obo:is_about" in json.dumps(link)
+    ir = json.loads(_cli("compile", str(CORPUS / "iao/iao.owl"), "--no-profile", "--json").output)
+    datum = ir["classes"]["http://purl.obolibrary.org/obo/IAO_0000032"]
+    assert datum["label"] == "scalar measurement datum"
+    assert "is a measurement datum" in datum["comment"]  # the IAO_0000115 definition
+    seen = run_session(corpus_ir("iao"), [
+        ("create_continuant", {"label": "a sample"}, None, None),
+        ("create_information_content_entity", {"type": "document", "label": "paper",
+                                               "is_about": "a sample"}, None, None),
+        ("create_material_entity", {"type": "material_entity", "label": "balance"}, None,
+         None),
+        ("link", {"subject": "paper", "property": "obo:is_about", "object": "balance"}, None,
+         None),  # the label names the opaque IAO_0000136
+    ])
+    assert _codes(seen) == [None, None, None, None]
     seen = run_session(corpus_ir("battery"), [
         ("create_battery_testing_entity", {"type": "thermal_runaway_test", "label": "t1"},
          None, None),
@@ -130,7 +140,7 @@ def test_properties_without_rdfs_domain_work_in_link_and_update(tmp_path: Path) 
         ("create_pizza_base", {"type": "ThinAndCrispyBase", "label": "base"}, None, None),
         ("create_pizza", {"type": "Pizza", "label": "p", "base": "base"}, None, None),
         ("update_property", {"entity": "p", "property": "pizza:hasCountryOfOrigin",
-                             "value": "Italy"}, None, None),  # a named individual
+                             "value": ["Italy"]}, None, None),  # a named individual
         ("link", {"subject": "p", "property": "pizza:hasCountryOfOrigin",
                   "object": "England"}, None, None),
     ])
@@ -195,7 +205,7 @@ ex:CalmPaint a owl:Class ; owl:equivalentClass [ owl:intersectionOf ( ex:Paint
         ("link", {"subject": "r2", "property": "ex:hasChild", "object": "bob"}, None, None),
         ("create_baby", {"label": "cy", "nickname": "cici"}, None, None),
         ("create_baby", {"label": "cy"}, None, None),
-        ("update_property", {"entity": "cy", "property": "ex:nickname", "value": "cici"},
+        ("update_property", {"entity": "cy", "property": "ex:nickname", "value": ["cici"]},
          None, None),
         ("create_calm_paint", {"label": "p1", "shade": "light"}, None, None),
         ("create_calm_paint", {"label": "p2", "shade": "neon"}, None, None),
@@ -272,8 +282,8 @@ def test_mcp_serve_takes_an_ontology_over_stdio(tmp_path: Path) -> None:
 def test_extract_and_demo_take_an_ontology(tmp_path: Path) -> None:
     trace = tmp_path / "station.jsonl"
     calls = [("create_sensor", {"label": "t1"}),
-             ("create_observation", {"label": "o1", "made_by_sensor": "t1",
-                                     "result_time": "2017-06-06T12:36:12Z"})]
+             ("create_observation", {"label": "o1", "made_by_sensor": ["t1"],
+                                     "result_time": ["2017-06-06T12:36:12Z"]})]
     trace.write_text("".join(json.dumps({
         "paper_id": "station", "seq": i, "tool": tool, "arguments": args,
         "time": "2024-01-01T00:00:00Z"}) + "\n" for i, (tool, args) in enumerate(calls, 1)),
