@@ -58,9 +58,12 @@ def test_bad_keys_are_refused_with_their_line(tmp_path: Path, body: str, message
 
 
 def test_standalone_class_gets_its_own_create_tool(tmp_path: Path) -> None:
-    owned = {t.name for t in compile_tools(load_ir([TBOX], profile_paths=[])).tools}
+    top = "top_level: [ontomops:MetalOrganicPolyhedron]\n"
+    base = tmp_path / "base.profile.yaml"
+    base.write_text(top, encoding="utf-8")
+    owned = {t.name for t in compile_tools(load_ir([TBOX], profile_paths=[base])).tools}
     path = tmp_path / "s.profile.yaml"
-    path.write_text("classes:\n  ontomops:ChemicalBuildingUnit:\n    standalone: true\n",
+    path.write_text(top + "classes:\n  ontomops:ChemicalBuildingUnit:\n    standalone: true\n",
                     encoding="utf-8")
     ir = load_ir([TBOX], profile_paths=[path])
     assert ir.classes[MOPS + "ChemicalBuildingUnit"].standalone

@@ -55,8 +55,8 @@ def test_trace_returns_records_in_order_with_delta_and_prov(store):
     assert trace[1].evidence.quote == "Step 2 was done." and trace[1].arguments["note"] == "x\ny"
     assert trace[2].inserted.count("\n") == 3
     ask = store.query(
-        "ASK { GRAPH ?g { ?a a <http://www.w3.org/ns/prov#Activity> ; "
-        "<http://www.w3.org/ns/prov#generated> ?iri ; "
+        "ASK { GRAPH ?g { ?a a <https://w3id.org/kgctl/ns#Call> ; "
+        "<https://w3id.org/kgctl/ns#generated> ?iri ; "
         "<https://w3id.org/kgctl/ns#quote> ?q } }",
         bindings={"iri": NamedNode("https://w3id.org/kgctl/paper/p1/Step/step-2"),
                   "q": Literal("Step 2 was done.")})

@@ -76,9 +76,10 @@ def bundled_traces(folder: Path | None = None) -> list[Path]:
     return found
 
 
-def compile_all() -> tuple[Compiled, tuple[OntologyIR, ToolSurface], Plan]:
+def compile_all(ir: OntologyIR | None = None
+                ) -> tuple[Compiled, tuple[OntologyIR, ToolSurface], Plan]:
     started = time.perf_counter()
-    ir = default_ir()
+    ir = ir or default_ir()
     surface = compile_tools(ir)
     plan = compile_plan(ir, surface=surface)
     compiled = Compiled(classes=len(ir.classes), properties=len(ir.properties),

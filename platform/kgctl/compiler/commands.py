@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kgctl.errors import DataRejected
 from kgctl.ontology import default_ontology_paths, load_ir
 from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.options import import_options, read_options
 from kgctl.ontology.summary import summary_lines
 
 
@@ -33,9 +35,10 @@ from kgctl.ontology.summary import summary_lines
 @click.option("--budget", is_flag=True,
               help="Print the tokens of the tool surface and of each plan step per turn "
                    "(exit 1 when over budget).")
+@import_options
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
-    tools: bool, plan: bool, plan_hints: Path | None, budget: bool,
+    tools: bool, plan: bool, plan_hints: Path | None, budget: bool, **reading: Any,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
@@ -45,10 +48,11 @@ def command(
     Example: kgctl compile --tools --json
     Example: kgctl compile --plan
     Example: kgctl compile --plan --budget
+    Example: kgctl compile battery.ttl --no-profile --imports catalog-v001.xml --tools
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)
-    ir = load_ir(paths, profile_paths=profile_paths)
+    ir = load_ir(paths, profile_paths=profile_paths, **read_options(reading))
     if budget:
         _budget(ir, plan_hints, as_json=as_json)
     elif plan:

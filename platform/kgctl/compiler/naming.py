@@ -36,3 +36,29 @@ def arg_name(property_name: str) -> str:
         if text.startswith(prefix + "_") and len(text) > len(prefix) + 1:
             return text[len(prefix) + 1:]
     return text
+
+
+# local names that say nothing to a reader: OBO ids (IAO_0000032), UUID-style ids
+# (battery_8bf2b3ac_..., EMMO_...), bare numbers
+_OPAQUE = re.compile(r"^[A-Za-z]{1,12}[_:]?\d{4,}$|[0-9a-fA-F]{8}[_-][0-9a-fA-F]{4}[_-]|^\d+$")
+
+
+def is_opaque(name: str) -> bool:
+    """Whether a local name is an identifier rather than a word.
+
+    >>> is_opaque("IAO_0000032"), is_opaque("battery_8bf2b3ac_1f2c_4a4f_bc8f_a2e2b12b18a5")
+    (True, True)
+    >>> is_opaque("HeatChill"), is_opaque("hasPart")
+    (False, False)
+    """
+    return bool(_OPAQUE.search(name))
+
+
+def readable(local: str, label: str) -> str:
+    """The word a tool or argument name is made of: the local name when it is readable, else
+    the label (rdfs:label / skos:prefLabel).
+
+    >>> readable("IAO_0000032", "scalar measurement datum"), readable("Pizza", "Pizza")
+    ('scalar measurement datum', 'Pizza')
+    """
+    return label if is_opaque(local) and label and not is_opaque(label) else local

@@ -44,6 +44,7 @@ class ArgSpec(BaseModel):
     classes: tuple[str, ...] = ()  # allowed (concrete) classes of a node / container / subject
     node_mode: NodeMode | None = None
     fields: tuple[ArgSpec, ...] = ()  # inline fields of a new node
+    facets: dict[str, str] = {}  # xsd facets of a restricted datatype (minInclusive, pattern)
 
 
 class ToolSpec(BaseModel):

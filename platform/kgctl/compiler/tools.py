@@ -8,12 +8,15 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
-from kgctl.compiler.naming import arg_name, local_name, snake
+from kgctl.compiler.creation import CreationRules
+from kgctl.compiler.names import prefixed_name, property_ref, unique_words
+from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import input_schema
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+XSD = "http://www.w3.org/2001/XMLSchema#"
 # nesting depth of inline objects (an Add with its ChemicalInput with its Supplier)
 MAX_INLINE_DEPTH = 2
 CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
@@ -36,17 +39,36 @@ def compile_tools(ir: OntologyIR) -> ToolSurface:
     return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order))
 
 
-class _View:
+class _View(CreationRules):
     """Induced classification of an IR's classes and properties (read-only helper)."""
 
     def __init__(self, ir: OntologyIR) -> None:
         self.ir = ir
         self.member_props = {o.member_property for o in ir.orderings}
         self.unit_classes = {u.category for u in ir.units.values()}
+        self._measure: dict[str, bool] = {}
         self.measure_props = {p for q in ir.quantities.values()
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
                         for r in self.range_of(o.member_property) for c in self.concretes(r)}
+        self.restricted: dict[tuple[str, str], list] = {}
+        for rule in ir.restrictions:
+            if rule.source.kind == "owl" and not rule.inverse:
+                self.restricted.setdefault((rule.on_class, rule.on_property), []).append(rule)
+        self.group_words: dict[str, str] = {}  # tool word of a per-file create tool
+        self.groups = self.create_groups()
+        self.names = unique_words(ir, [c for g in self.groups.values() for c in g])
+
+    # -- names ---------------------------------------------------------------------------------
+    def class_word(self, cls: str) -> str:
+        """snake_case name of a class in tool names and `type` values (unique in the surface)."""
+        if cls in self.names:
+            return self.names[cls]
+        info = self.ir.classes.get(cls)
+        return snake(readable(info.name, info.label)) if info else snake(local_name(cls))
+
+    def prop_word(self, prop: PropertyInfo) -> str:
+        return arg_name(readable(prop.name, prop.label))
 
     # -- classification -------------------------------------------------------------------
     def range_of(self, prop: str) -> tuple[str, ...]:
@@ -56,12 +78,16 @@ class _View:
     def instantiable(self, cls: str) -> bool:
         info = self.ir.classes.get(cls)
         return (info is not None and not info.abstract and not info.external
-                and not self.is_measure(cls))
+                and not info.deprecated and not self.is_measure(cls))
 
     def is_measure(self, cls: str) -> bool:
         """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
-        return (any(self.ir.is_a(cls, q) or self.ir.is_a(q, cls) for q in self.ir.quantities)
-                or any(self.ir.is_a(cls, u) or self.ir.is_a(u, cls) for u in self.unit_classes))
+        if cls not in self._measure:
+            ir = self.ir
+            self._measure[cls] = (
+                any(ir.is_a(cls, q) or ir.is_a(q, cls) for q in ir.quantities)
+                or any(ir.is_a(cls, u) or ir.is_a(u, cls) for u in self.unit_classes))
+        return self._measure[cls]
 
     def concretes(self, cls: str) -> tuple[str, ...]:
         return tuple(c for c in self.ir.subclasses(cls) if self.instantiable(c))
@@ -77,7 +103,8 @@ class _View:
     def object_props(self) -> list[PropertyInfo]:
         return [p for _, p in sorted(self.ir.properties.items())
                 if p.kind == "object" and p.domain and self.ir.quantity_of(p.iri) is None
-                and p.iri not in self.measure_props and not self.is_back_link(p)]
+                and p.iri not in self.measure_props and not self.is_back_link(p)
+                and not p.deprecated]
 
     def is_back_link(self, prop: PropertyInfo) -> bool:
         """Of an inverse pair only one direction owns: the one from a top-level class, else
@@ -98,14 +125,6 @@ class _View:
         return [p for p in self.object_props()
                 if p.iri not in self.member_props and not self.is_enumerated(p.iri)
                 and cls in self.range_concretes(p)]
-
-    def roots(self) -> list[str]:
-        return sorted(
-            c for c in self.ir.classes
-            if self.instantiable(c) and c not in self.ordered
-            and (c in self.ir.top_level or self.ir.classes[c].standalone
-                 or not self.owning_props(c))
-        )
 
     def toolsets(self) -> list[str]:
         files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
@@ -139,7 +158,8 @@ class _View:
                         description="name of this entity as written in the paper")]
         for prop in self.ir.properties_of(cls):
             if (prop.iri in skip or prop.iri in self.member_props or prop.kind == "annotation"
-                    or prop.iri in self.measure_props):
+                    or prop.iri in self.measure_props or prop.deprecated
+                    or self.ir.cardinality(cls, prop.iri).max == 0):
                 continue
             arg = self.property_arg(cls, prop, depth=depth)
             if arg is not None and prop.iri == key:
@@ -160,27 +180,46 @@ class _View:
                 else a.model_copy(update={"name": prefixed_name(self.ir, a.property, a.name)})
                 for a in args]
 
+    def stated(self, cls: str, prop: str) -> dict[str, str]:
+        """OWL restriction kind -> filler on `cls` or an ancestor for `prop`: the datatype an
+        allValuesFrom narrows a range to, whether a hasValue gives the value."""
+        lineage = (cls, *self.ir.classes[cls].ancestors) if cls in self.ir.classes else (cls,)
+        found: dict[str, str] = {}
+        for owner in lineage:
+            for rule in self.restricted.get((owner, prop), ()):
+                if rule.kind == "all" and (rule.filler or "").startswith(XSD):
+                    found.setdefault("all", rule.filler or "")
+                elif rule.kind == "has_value":
+                    found.setdefault("has_value", rule.filler or "")
+        return found
+
     def property_arg(self, cls: str, prop: PropertyInfo, *, depth: int) -> ArgSpec | None:
         card = self.ir.cardinality(cls, prop.iri)
         many = not (prop.functional or card.max == 1)
         # comments once per tool: nested (inline) fields carry the property label only
         text = self.describe(prop.iri) if depth <= 1 else prop.label
-        common = {"name": arg_name(prop.name), "property": prop.iri, "many": many,
-                  "required": card.min >= 1, "description": text}
+        stated = self.stated(cls, prop.iri)
+        # a value an owl:hasValue states is written when none is given: not required
+        common = {"name": self.prop_word(prop), "property": prop.iri, "many": many,
+                  "required": card.min >= 1 and "has_value" not in stated,
+                  "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
-            return ArgSpec(kind="literal", datatype=prop.range[0] if prop.range else None,
-                           enum=enum.values if enum else (), **common)
+            datatype = stated.get("all") or (prop.range[0] if prop.range else None)
+            return ArgSpec(kind="literal", datatype=datatype, enum=enum.values if enum else (),
+                           facets=prop.facets, **common)
         quantity = self.ir.quantity_of(prop.iri)
         if quantity is not None:
             return ArgSpec(kind="quantity", quantity=quantity.iri, units=quantity.units,
                            **common)
         targets = self.range_concretes(prop)
+        enum = self.ir.enumeration(cls, prop.iri)
+        if enum is not None and (targets or not prop.range):  # fixed individuals
+            return ArgSpec(kind="node", classes=targets, enum=enum.values, **common)
+        if not prop.range:  # the T-Box says nothing: any entity of the paper, or an individual
+            return ArgSpec(kind="node", node_mode="occurrence", **common)
         if not targets:
             return None
-        enum = self.ir.enumeration(cls, prop.iri)
-        if enum is not None:  # fixed individuals
-            return ArgSpec(kind="node", classes=targets, enum=enum.values, **common)
         label_mode = all(self.is_label_class(t) for t in targets)
         names = self.ir.enumeration(targets[0], RDFS_LABEL) if label_mode else None
         fields: tuple[ArgSpec, ...] = ()
@@ -200,13 +239,24 @@ class _View:
         if len(classes) < 2:
             return ()
         return (ArgSpec(name="type", kind="type", classes=classes, required=True,
+                        enum=self.type_words(classes),
                         description="which kind of entity to create"),)
+
+    def type_words(self, classes: tuple[str, ...]) -> tuple[str, ...]:
+        """`type` values: the local name when it is a word unique among `classes` (as the
+        TWA tools have them), else the label-based word, prefixed where two share it."""
+        names = [local_name(c) for c in classes]
+        unique = unique_words(self.ir, [c for c in classes if c in self.ir.classes])
+        return tuple(name if not is_opaque(name) and names.count(name) == 1
+                     else unique.get(cls, snake(name)) for cls, name in zip(classes, names,
+                                                                            strict=True))
 
     # -- tools ----------------------------------------------------------------------------------
     def create_tools(self) -> list[ToolSpec]:
         tools = []
-        for cls in sorted({*self.roots(), *self.ordered}):
+        for cls in sorted({*self.groups, *self.ordered}):
             info = self.ir.classes[cls]
+            kinds = self.groups.get(cls, (cls,))
             head: list[ArgSpec] = []
             order_prop = None
             if cls in self.ordered:
@@ -223,9 +273,11 @@ class _View:
                             or f"position from {rule.start}"),
                 ]
             skip = frozenset({order_prop} if order_prop else ())
-            args = (*head, *self.field_args(cls, depth=1, skip=skip), _DRY_RUN, _EVIDENCE)
+            args = (*head, *self.type_arg(kinds), *self.group_args(kinds, skip), _DRY_RUN,
+                    _EVIDENCE)
             tools.append(ToolSpec(
-                name=f"create_{snake(info.name)}", action="create", target=cls,
+                name=f"create_{self.group_words.get(cls) or self.class_word(cls)}",
+                action="create", target=cls,
                 via=head[0].property if head else None, order_property=order_prop,
                 toolset=self.toolset_of(cls), args=args,
                 description=f"Create one {info.label}."))
@@ -246,7 +298,7 @@ class _View:
                 ArgSpec(name="label", kind="label", property=RDFS_LABEL,
                         description="name of this entity as written in the paper"),)
             tools.append(ToolSpec(
-                name=f"add_{arg_name(prop.name)}", action="add", target=targets[0], via=prop.iri,
+                name=f"add_{self.prop_word(prop)}", action="add", target=targets[0], via=prop.iri,
                 toolset=self.toolset_of(targets[0], prop.domain),
                 args=(subject, *self.type_arg(targets), *fields, _DRY_RUN, _EVIDENCE),
                 description=(f"Create a new {' or '.join(self._label(t) for t in targets)} "
@@ -261,22 +313,25 @@ class _View:
 
 def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
     """The argument spec (write plan) of one property on one class, as a create tool has it."""
-    return _View(ir).property_arg(cls, ir.properties[prop], depth=1)
+    return _view(ir).property_arg(cls, ir.properties[prop], depth=1)
 
 
-def prefixed_name(ir: OntologyIR, prop: str, name: str) -> str:
-    """`name` prefixed with the prefix of `prop`'s namespace, else its T-Box file's stem.
+def class_words(ir: OntologyIR) -> dict[str, str]:
+    """The names of instantiable classes as tools give them (`type` values) -> class IRI."""
+    view = _view(ir)
+    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
+    return dict(zip(view.type_words(classes), classes, strict=True))
 
-    >>> from kgctl.ontology import default_ir
-    >>> ir = default_ir()
-    >>> prefixed_name(ir, ir.prefixes["ontosyn"] + "hasChemicalFormula", "chemical_formula")
-    'ontosyn_chemical_formula'
-    """
-    curie = ir.curie(prop)
-    info = ir.properties.get(prop)
-    stem = curie.partition(":")[0] if curie != prop else (
-        info.ontology.rsplit(".", 1)[0] if info and info.ontology else "")
-    return f"{snake(stem)}_{name}" if stem else name
+
+_VIEWS: dict[int, tuple[OntologyIR, _View]] = {}  # the last IR's view (building one costs)
+
+
+def _view(ir: OntologyIR) -> _View:
+    held = _VIEWS.get(id(ir))
+    if held is None or held[0] is not ir:
+        _VIEWS.clear()
+        _VIEWS[id(ir)] = held = (ir, _View(ir))
+    return held[1]
 
 
 def _range1(ir: OntologyIR, prop: str) -> str | None:
@@ -286,12 +341,12 @@ def _range1(ir: OntologyIR, prop: str) -> str | None:
 
 def link_properties(ir: OntologyIR) -> tuple[str, ...]:
     """Prefixed names of the object properties `link` accepts."""
-    return tuple(ir.curie(p.iri) for p in _View(ir).object_props())
+    return tuple(property_ref(ir, p) for p in _view(ir).link_props())
 
 
 def writable_properties(ir: OntologyIR) -> tuple[str, ...]:
     """Prefixed names of the properties `update_property` accepts."""
-    return tuple(ir.curie(p) for p, i in sorted(ir.properties.items())
+    return tuple(property_ref(ir, p) for p, i in sorted(ir.properties.items())
                  if i.kind != "annotation")
 
 

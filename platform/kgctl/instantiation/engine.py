@@ -14,9 +14,12 @@ from pydantic import ValidationError
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
+from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import link_properties, property_arg, writable_properties
 from kgctl.errors import StoreError
+from kgctl.instantiation.axioms import check_entity, rules_by_class
+from kgctl.instantiation.choice import chosen_type, fields_for, given, without_type
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -44,6 +47,7 @@ class Instantiator:
         self._links, self._writable = link_properties(ir), writable_properties(ir)
         self._indexes: dict[str, PaperIndex] = {}
         self._seq: dict[str, int] = {}
+        self._rules = rules_by_class(ir)
 
     def index(self, paper_id: str) -> PaperIndex:
         if paper_id not in self._indexes:
@@ -103,6 +107,8 @@ class Instantiator:
         if not isinstance(arguments.get("dry_run", False), bool):
             draft.fail("datatype", "dry_run", arguments["dry_run"], "not a boolean")
         getattr(self, f"_plan_{spec.action}")(spec, draft, arguments)
+        if self.feedback and spec.name != "delete_entity":
+            self._check_axioms(draft)
         if draft.findings:
             raise Rejected(draft.findings)
         insert = list(dict.fromkeys(draft.insert))
@@ -126,7 +132,7 @@ class Instantiator:
 
     # -- write plans ------------------------------------------------------------------------------
     def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        cls = spec.target or ""
+        cls = chosen_type(self.ir, draft, spec, args)
         container = None
         if spec.via:
             head = spec.args[0]
@@ -138,28 +144,19 @@ class Instantiator:
             order_arg = spec.args[1]
             self.check_order(draft, container, spec.via or "", spec.order_property or "",
                              args.get(order_arg.name), order_arg.name)
-        draft.fill(node, cls, spec.args, args)
+        draft.fill(node, cls, fields_for(self.ir, spec, cls), given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         subject_arg = spec.args[0]
         subject = _required_ref(draft, "subject", args, subject_arg.classes)
-        cls = spec.target or ""
-        type_arg = spec.arg("type")
-        if type_arg is not None:
-            by_name = {local_name(c): c for c in type_arg.classes}
-            chosen = by_name.get(str(args.get("type")))
-            if chosen is None:
-                draft.fail("enum_value" if "type" in args else "required_missing", "type",
-                           args.get("type"), "choose the kind of entity",
-                           allowed=tuple(by_name))
-            cls = chosen or cls
+        cls = chosen_type(self.ir, draft, spec, args)
         if subject is not None:
             self.check_room(draft, subject, spec.via or "", "subject")
         node = draft.mint(cls)
         if subject is not None:
             draft.add(subject, spec.via or "", NamedNode(node))
             draft.changed.append(subject)
-        draft.fill(node, cls, tuple(a for a in spec.args if a.kind != "type"), args)
+        draft.fill(node, cls, without_type(spec), given(args))
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
         prop = _property(self.ir, draft, args.get("property"), self._links)
@@ -189,8 +186,7 @@ class Instantiator:
         if prop is None:
             return
         classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
-        cls = next((c for c in classes if prop in {p.iri for p in self.ir.properties_of(c)}),
-                   None)
+        cls = next((c for c in classes if self.ir.applies(c, prop)), None)
         if cls is None:
             allowed = sorted({self.ir.curie(p.iri) for c in classes
                               for p in self.ir.properties_of(c)})
@@ -268,12 +264,12 @@ class Instantiator:
     def check_room(self, draft: Draft, subject: str, prop: str, field: str) -> None:
         """Max-one: `subject` may take another value of `prop`."""
         classes = [t for t in draft.types_of(subject) if t in self.ir.classes] or [""]
-        limit = min((self.ir.cardinality(c, prop).max or 10**9 for c in classes), default=None)
+        limit = min((_max(self.ir.cardinality(c, prop).max) for c in classes), default=None)
         functional = self.ir.properties[prop].functional if prop in self.ir.properties else False
         limit = 1 if functional else limit
         existing = draft.existing_values(subject, prop)
         if limit is not None and len(existing) >= limit:
-            draft.fail("max_one" if limit == 1 else "duplicate", field, self.ir.curie(prop),
+            draft.fail("max_one" if limit == 1 else "cardinality", field, self.ir.curie(prop),
                        f"{draft.index.label_of(subject) or subject} already has "
                        f"{len(existing)} value(s) of {self.ir.curie(prop)} (max {limit})",
                        allowed=tuple(o.value for o in existing),
@@ -286,6 +282,29 @@ class Instantiator:
     def _incoming(self, draft: Draft, node: str) -> list[Triple]:
         rows = self.store.query(_IN, bindings={"o": NamedNode(node)}, paper_id=draft.pid)
         return [Triple(r["s"], r["p"], NamedNode(node)) for r in rows]
+
+    def _check_axioms(self, draft: Draft) -> None:
+        """OWL restrictions of what the call creates or changes, and the restrictions on
+        inverse properties of the entities it links to."""
+        def incoming(node: str, prop: str) -> list[str]:
+            return self._linking(draft, node, prop)
+
+        touched = list(dict.fromkeys([*draft.created, *draft.changed]))
+        for node in touched:
+            check_entity(draft, self._rules, node, new=node in draft.created, incoming=incoming)
+        targets = {t.object.value for t in draft.insert
+                   if isinstance(t.object, NamedNode) and t.subject.value in touched
+                   and t.object.value not in touched and draft.known(t.object.value)}
+        for node in sorted(targets):
+            check_entity(draft, self._rules, node, new=False, incoming=incoming,
+                         inverse_only=True)
+
+    def _linking(self, draft: Draft, node: str, prop: str) -> list[str]:
+        """Subjects linking to `node` with `prop`: stored and pending."""
+        pending = [t.subject.value for t in draft.insert
+                   if t.object == NamedNode(node) and t.predicate.value == prop]
+        stored = [t.subject.value for t in self._incoming(draft, node) if t.predicate.value == prop]
+        return list(dict.fromkeys([*stored, *pending]))
 
     def _container_of(self, draft: Draft, entity: str, rule: OrderingRule) -> str | None:
         rows = self.store.query(_CONTAINER, bindings={
@@ -337,6 +356,10 @@ class Instantiator:
                     draft.changed.append(member)
 
 
+def _max(bound: int | None) -> int:
+    return 10**9 if bound is None else bound
+
+
 def _int(text: str) -> int:
     try:
         return int(float(text))
@@ -370,7 +393,8 @@ def _property(ir: OntologyIR, draft: Draft, raw: Any, allowed: tuple[str, ...]) 
         return None
     text = str(raw)
     matches = [p for p in ir.properties
-               if ir.curie(p) in allowed and text in (p, ir.curie(p), local_name(p))]
+               if property_ref(ir, p) in allowed
+               and text in (p, ir.curie(p), property_ref(ir, p), local_name(p))]
     if not matches:
         draft.fail("enum_value", "property", raw, "unknown property", allowed=allowed)
         return None

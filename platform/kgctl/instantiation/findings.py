@@ -19,23 +19,27 @@ from kgctl.feedback import Envelope
 # code -> what it enforces (the documented, stable vocabulary; docs/instantiation.md)
 CODES: dict[str, str] = {
     "unknown_argument": "an argument the tool does not have",
-    "required_missing": "a required argument or property (profile min cardinality) is absent",
+    "required_missing": "a required argument or property (min cardinality of a profile or "
+                        "an axiom, someValuesFrom) is absent",
     "max_one": "a second value for a property allowed at most once (max cardinality 1 or "
                "owl:FunctionalProperty)",
     "datatype": "a value that is not of the property's xsd range (incl. non-numeric quantity)",
     "range": "a number outside its allowed range (xsd non-negative types, order start, "
              "magnitudes that cannot be negative)",
-    "enum_value": "a value outside the enumeration of the property",
+    "enum_value": "a value outside the enumeration of the property (owl:oneOf anywhere), or "
+                  "other than an owl:hasValue",
     "unit_unknown": "a unit spelling that names no known unit",
     "unit_incompatible": "a known unit not allowed for the quantity kind",
     "type_mismatch": "a referenced entity whose class is not admitted by the domain/range "
-                     "(owl:unionOf expanded)",
+                     "(owl:unionOf expanded), an allValuesFrom or a someValuesFrom filler",
     "foreign_iri": "an IRI of another paper's graph",
     "not_found": "a referenced IRI or label that names no entity of this paper",
     "ambiguous": "a label that names several entities; use an IRI",
     "order_duplicate": "an order value already taken within the container",
     "order_gap": "an order value that would leave a gap (orders are contiguous start..N)",
     "duplicate": "the same link already exists",
+    "cardinality": "more or fewer values than an OWL (qualified) cardinality allows; max 0 means "
+                   "the property does not apply to the class",
     "too_large": "oversized input (text, list or whole call)",
     "invalid_text": "control characters in a text value",
     "invalid_iri": "a string that looks like an IRI but is not a valid one",

@@ -15,9 +15,9 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.spec import ArgSpec
-from kgctl.compiler.tools import property_arg
 from kgctl.instantiation.findings import Finding
 from kgctl.instantiation.index import RDF_TYPE, RDFS_LABEL, PaperIndex
+from kgctl.instantiation.named import NamedNodes
 from kgctl.instantiation.values import (
     MAX_ITEMS,
     MAX_TEXT,
@@ -29,9 +29,10 @@ from kgctl.instantiation.values import (
     strip_iri,
     text_problem,
 )
+from kgctl.instantiation.xsd import facet_problem
 from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import GraphStore
-from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_key, normalise_label
+from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_label
 
 # findings that stay on with feedback off: without them nothing sensible can be written
 GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_iri", "not_found",
@@ -49,7 +50,7 @@ def paper_of_instance(iri: str) -> str | None:
     return iri[len(PAPER_BASE):].split("/", 1)[0] or None
 
 
-class Draft:
+class Draft(NamedNodes):
     def __init__(self, ir: OntologyIR, store: GraphStore, index: PaperIndex, paper_id: str,
                  *, seq: int, feedback: bool) -> None:
         self.ir, self.store, self.index, self.pid = ir, store, index, paper_id
@@ -83,12 +84,23 @@ class Draft:
         return iri
 
     def known(self, iri: str) -> bool:
-        return iri in self.index.types or iri in self.created
+        return iri in self.index.types or iri in self.created or iri in self.ir.individuals
 
     def types_of(self, iri: str) -> set[str]:
         own = {t.object.value for t in self.insert
                if t.subject.value == iri and t.predicate.value == RDF_TYPE}
-        return self.index.types.get(iri, set()) | own
+        named = self.ir.individuals.get(iri)
+        return self.index.types.get(iri, set()) | own | set(named.types if named else ())
+
+    def individual(self, text: str, classes: tuple[str, ...]) -> str | None:
+        """A named individual of the T-Boxes (a unit, a country ...) of an admitted class,
+        by prefixed name, local name or label."""
+        folded = normalise_label(text)
+        hits = [i.iri for i in self.ir.individuals.values()
+                if text == self.ir.curie(i.iri) or folded in (
+                    normalise_label(i.name), normalise_label(i.label))]
+        fitting = [h for h in hits if self.admitted(h, classes)]
+        return fitting[0] if len(fitting) == 1 else None
 
     def admitted(self, iri: str, classes: tuple[str, ...]) -> bool:
         return not classes or any(self.ir.is_a(t, c) for t in self.types_of(iri)
@@ -106,12 +118,13 @@ class Draft:
         return [*stored, *(o for o in pending if o not in stored)]
 
     def facts(self, node: str) -> set[tuple[Any, Any]]:
-        """(predicate, object) pairs of `node`, stored and pending."""
+        """(predicate, object) pairs of `node`, stored and pending (minus pending deletes)."""
         pending = {(t.predicate, t.object) for t in self.insert if t.subject.value == node}
         if node not in self.index.types:
             return pending
         rows = self.store.query(_FACTS, bindings={"s": NamedNode(node)}, paper_id=self.pid)
-        return pending | {(row["p"], row["o"]) for row in rows}
+        gone = {(t.predicate, t.object) for t in self.delete if t.subject.value == node}
+        return pending | ({(row["p"], row["o"]) for row in rows} - gone)
 
     def holds(self, subject: str, cls: str, arg: ArgSpec, item: Any, held: list[Any]) -> bool:
         """Whether `item` is the value `subject` already holds for `arg`: the same literal, the
@@ -179,6 +192,8 @@ class Draft:
             hits = sorted(self.index.find_label(text) | {
                 iri for (cls, key), iri in self._named.items() if key == normalise_label(text)})
             fitting = [h for h in hits if self.admitted(h, classes)]
+            if not hits and (named := self.individual(text, classes)) is not None:
+                return named
             if len(fitting) > 1:
                 self.fail("ambiguous", field, text, f"{len(fitting)} entities have this label",
                           allowed=tuple(fitting), hint="pass one of these IRIs instead")
@@ -268,8 +283,10 @@ class Draft:
         if isinstance(item, str) and self.text(field, item) is None:
             return
         value, problem = coerce_literal(item, arg.datatype)
+        if not problem and arg.facets:
+            problem = facet_problem(value, arg.facets)
         if problem:
-            code = "range" if problem.startswith("below") else "datatype"
+            code = "range" if problem.startswith(("below", "above")) else "datatype"
             self.fail(code, field, item, f"{problem} (expects {self.ir.curie(arg.datatype or '')})")
             if self.feedback:
                 return
@@ -373,92 +390,4 @@ class Draft:
             return self.named(cls, arg, item, field)
         node = self.mint(cls)
         self.fill(node, cls, arg.fields, item, field + ".")
-        return node
-
-    def named(self, cls: str, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
-        """Find or create a label-identified node by (class, normalised label), or by
-        (class, normalised key value) when the class has a natural key."""
-        if self.ir.classes[cls].key is not None:
-            return self.keyed(cls, arg, item, field)
-        label = self.text(f"{field}.label" if len(item) > 1 else field, item.get("label"))
-        if label is None:
-            if "label" not in item:
-                self.fail("required_missing", f"{field}.label", None, "a name is required")
-            return None
-        key = (cls, normalise_label(label))
-        names = self.ir.enumeration(cls, RDFS_LABEL)
-        if names and label not in names.values:  # exactly the names the schema lists
-            self.fail("enum_value", field, label, "name outside the allowed set",
-                      allowed=names.values)
-        rest = {k: v for k, v in item.items() if k != "label"}
-        if key in self._named:  # named earlier in this call: its facts must agree
-            if rest:
-                self.fill(self._named[key], cls, arg.fields, rest, field + ".", existing=True)
-            return self._named[key]
-        found = sorted(iri for iri in self.index.find_label(label)
-                       if cls in self.index.types.get(iri, ()))
-        if found:
-            self._named[key] = found[0]
-            if rest:
-                self.fill(found[0], cls, arg.fields, rest, field + ".", existing=True)
-            return found[0]
-        node = self.mint(cls, key=label)
-        self._named[key] = node
-        self.add(node, RDFS_LABEL, Literal(label))
-        fields = tuple(a for a in arg.fields if a.kind != "label")
-        self.fill(node, cls, fields, rest, field + ".")
-        return node
-
-    def key_arg(self, cls: str, arg: ArgSpec) -> ArgSpec | None:
-        """The argument spec of `cls`'s natural key (None when the class has none)."""
-        key = self.ir.classes[cls].key
-        if key is None:
-            return None
-        return next((a for a in arg.fields if a.property == key), None) or property_arg(
-            self.ir, cls, key)
-
-    def keyed(self, cls: str, arg: ArgSpec, item: dict[str, Any], field: str) -> str | None:
-        """Find or create a node of a class with a natural key by its normalised key value;
-        the label is an optional name, and a further name given for a found node is added
-        (names of one entity are aliases)."""
-        spec = self.key_arg(cls, arg)
-        if spec is None:
-            return None
-        where = f"{field}.{spec.name}" if len(item) > 1 or spec.name not in item else field
-        raw = item.get(spec.name)
-        if raw is None:
-            self.fail("required_missing", f"{field}.{spec.name}", None, f"'{spec.name}' "
-                      f"identifies a {self.ir.classes[cls].label} and is required",
-                      hint="give the value that identifies it; the label is optional")
-            return None
-        if isinstance(raw, str) and self.text(where, raw) is None:
-            return None
-        value, problem = coerce_literal(raw, spec.datatype)
-        if problem:
-            self.fail("datatype", where, raw, problem)
-            return None
-        norm = normalise_key(str(value))
-        label = item.get("label")
-        if label is not None:
-            label = self.text(f"{field}.label", label)
-            if label is None:
-                return None
-        fields = arg.fields or (spec,)
-        rest = {k: v for k, v in item.items() if k not in ("label", spec.name)}
-        node = self._keyed.get((cls, norm)) or next(iter(sorted(
-            iri for iri in self.index.find_key(spec.property or "", str(value))
-            if cls in self.index.types.get(iri, ()))), None)
-        if node is None:
-            node = self.mint(cls, key=norm, exact=True)
-            self.fill(node, cls, tuple(a for a in fields if a.kind != "label"),
-                      {k: v for k, v in item.items() if k != "label"}, field + ".")
-        elif rest:
-            self.fill(node, cls, fields, rest, field + ".", existing=True)
-        self._keyed[(cls, norm)] = node
-        if label is not None:
-            self._named.setdefault((cls, normalise_label(label)), node)
-            names = {normalise_label(str(o.value))
-                     for o in self.existing_values(node, RDFS_LABEL)}
-            if normalise_label(label) not in names:
-                self.add(node, RDFS_LABEL, Literal(label))
         return node

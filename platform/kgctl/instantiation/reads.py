@@ -14,6 +14,7 @@ from pyoxigraph import NamedNode
 from kgctl.compiler import ToolSpec
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.prompts import tool_guide
+from kgctl.compiler.tools import class_words
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
 
@@ -48,10 +49,13 @@ def _row(engine: Instantiator, draft: Draft, iri: str) -> dict[str, Any]:
 
 def list_instances(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     wanted = args.get("class_name")
+    words = class_words(engine.ir)
     classes = [c for c in engine.ir.classes if wanted in (local_name(c), engine.ir.curie(c), c)]
+    if wanted in words and words[wanted] not in classes:
+        classes.append(words[wanted])
     if wanted is not None and not classes:
         draft.fail("enum_value", "class_name", wanted, "unknown class",
-                   allowed=tuple(sorted(local_name(c) for c in engine.ir.classes)))
+                   allowed=tuple(sorted(words) or sorted(local_name(c) for c in engine.ir.classes)))
         return []
     return [_row(engine, draft, iri) for iri in draft.index.entities()
             if not classes or draft.admitted(iri, tuple(classes))]

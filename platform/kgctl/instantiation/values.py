@@ -13,6 +13,10 @@ for true):
 (True, False, True)
 >>> iri_problem("https://w3id.org/x> } ; DROP ALL ; <y")
 'characters not allowed in an IRI'
+>>> coerce_literal("last Tuesday", XSD + "dateTime")[1]
+'not a valid xsd:dateTime (e.g. 2024-05-31T14:30:00Z)'
+>>> coerce_literal(300, XSD + "unsignedByte")[1]
+'above 255'
 >>> text_problem("ok\\x00"), text_problem("fine")
 ('control character in text', None)
 """
@@ -25,6 +29,8 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
+from kgctl.instantiation.xsd import INTEGER_BOUNDS, is_textual, lexical_problem
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 MAX_TEXT = 4000  # characters in one text value
 MAX_ITEMS = 200  # values in one list argument
@@ -32,11 +38,9 @@ MAX_CALL_BYTES = 64_000  # JSON size of one call's arguments
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _IRI_FORBIDDEN = re.compile(r'[\s<>"{}|^`\\]')
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^urn:", re.IGNORECASE)
-_INTEGERS = {"integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-             "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong"}
+_INTEGERS = set(INTEGER_BOUNDS)
 _FLOATS = {"decimal", "double", "float"}
-# lower bounds implied by xsd integer sub-types
-_MINIMUM = {"nonNegativeInteger": 0, "positiveInteger": 1, "unsignedInt": 0, "unsignedLong": 0}
+_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
 
 
 def xsd_name(datatype: str | None) -> str:
@@ -80,14 +84,22 @@ def coerce_literal(value: Any, datatype: str | None) -> tuple[Any, str | None]:
             value = int(value)  # JSON Schema counts 2.0 as an integer
         if not isinstance(value, int):
             return value, "not an integer"
-        if name in _MINIMUM and value < _MINIMUM[name]:
-            return value, f"below {_MINIMUM[name]}"
+        low, high = INTEGER_BOUNDS[name]
+        if low is not None and value < low:
+            return value, f"below {low}"
+        if high is not None and value > high:
+            return value, f"above {high}"
         return value, None
     if name in _FLOATS:
         return coerce_number(value)
     if name == "boolean":
         return (value, None) if isinstance(value, bool) else (value, "not a boolean")
-    return (value, None) if isinstance(value, str) else (value, "not a text value")
+    if not isinstance(value, str):
+        return value, "not a text value"
+    if is_textual(datatype) and datatype:
+        text = value.strip()
+        return text, lexical_problem(text, datatype)
+    return value, None
 
 
 def coerce_number(value: Any) -> tuple[Any, str | None]:

@@ -25,7 +25,7 @@ RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 OWL = "http://www.w3.org/2002/07/owl#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = RDF + "type"
-LABEL_LANGUAGES = ("", "en")  # preferred label/comment languages, in this order
+LABEL_LANGUAGES = ("en", "")  # default preferred label/comment languages: English first
 
 Key = str  # an IRI, or "_:" + blank node id
 
@@ -42,8 +42,10 @@ def is_blank(k: Key) -> bool:
 class TBoxGraph:
     """Subject -> predicate -> objects (document order, no duplicates), across files."""
 
-    def __init__(self, files: Sequence[TBoxFile]) -> None:
+    def __init__(self, files: Sequence[TBoxFile], *,
+                 languages: tuple[str, ...] = LABEL_LANGUAGES) -> None:
         self.files = tuple(f.name for f in files)
+        self.languages = languages
         self._index: dict[Key, dict[str, list[ox.NamedNode | ox.BlankNode | ox.Literal]]] = {}
         self._file: dict[Key, str] = {}  # first file that says something about the subject
         self._typed_in: dict[tuple[Key, str], str] = {}  # (subject, rdf:type) -> first file
@@ -111,7 +113,7 @@ class TBoxGraph:
     def texts(self, subject: Key, predicate: str) -> list[str]:
         """All literal values of the preferred language, in document order."""
         values = self.literals(subject, predicate)
-        for lang in LABEL_LANGUAGES:
+        for lang in self.languages:
             chosen = [v.value for v in values if (v.language or "") == lang]
             if chosen:
                 return chosen

@@ -8,6 +8,7 @@ each quantity kind) and serialises to byte-identical JSON for the same inputs.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -54,6 +55,9 @@ class ClassInfo(Frozen):
     ontology: str = ""  # file it was declared in
     # referenced (super-class, domain, range, filler) but declared in none of the loaded T-Boxes
     external: bool = False
+    deprecated: bool = False  # owl:deprecated true: kept for references, never offered
+    # owl:oneOf definition: the class is exactly these individuals (no new instances)
+    one_of: tuple[str, ...] = ()
 
 
 class PropertyInfo(Frozen):
@@ -68,6 +72,9 @@ class PropertyInfo(Frozen):
     functional: bool = False
     parents: tuple[str, ...] = ()  # rdfs:subPropertyOf
     ontology: str = ""
+    deprecated: bool = False
+    # xsd facets of a restricted datatype range (minInclusive, maxInclusive, pattern, ...)
+    facets: dict[str, str] = {}
 
 
 class Restriction(Frozen):
@@ -78,6 +85,9 @@ class Restriction(Frozen):
     kind: Literal["some", "all", "min", "max", "exact", "has_value"]
     cardinality: int | None = None
     filler: str | None = None  # qualified class/datatype, or the value of has_value
+    fillers: tuple[str, ...] = ()  # members of a blank filler (owl:unionOf classes, owl:oneOf)
+    # on the inverse of `on_property` (owl:inverseOf q with no named inverse declared)
+    inverse: bool = False
     source: Source
 
 
@@ -138,6 +148,15 @@ class UnitAlias(Frozen):
     source: Source
 
 
+class Individual(Frozen):
+    """A named individual of the T-Boxes (not a unit): usable as a value of its classes."""
+
+    iri: str
+    name: str
+    label: str
+    types: tuple[str, ...]
+
+
 class OntologyIR(Frozen):
     ontologies: tuple[str, ...] = ()  # file names in load order
     prefixes: dict[str, str] = {}  # prefix -> namespace
@@ -154,6 +173,7 @@ class OntologyIR(Frozen):
     # spellings whose case matters ("mM" is not "mm", "M" is not "m") -> unit IRI
     unit_spellings: dict[str, str] = {}
     profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
+    individuals: dict[str, Individual] = {}
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
@@ -164,34 +184,69 @@ class OntologyIR(Frozen):
 
     def curie(self, iri: str) -> str:
         """Shortest prefixed name for an IRI, or the IRI itself."""
-        best = ""
+        best, longest = "", 0
         for prefix, ns in self.prefixes.items():
-            if iri.startswith(ns) and len(ns) > len(self.prefixes.get(best, "")):
-                best = prefix
+            if prefix and iri.startswith(ns) and len(ns) > longest:
+                best, longest = prefix, len(ns)
         return f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
 
     def is_a(self, cls: str, ancestor: str) -> bool:
         """True when `cls` is `ancestor` or one of its sub-classes."""
         return cls == ancestor or (cls in self.classes and ancestor in self.classes[cls].ancestors)
 
+    @cached_property
+    def _below(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {c: [c] for c in self.classes}
+        for cls, info in self.classes.items():
+            for ancestor in info.ancestors:
+                found.setdefault(ancestor, []).append(cls)
+        return {c: tuple(sorted(set(below))) for c, below in found.items()}
+
     def subclasses(self, cls: str) -> tuple[str, ...]:
         """All named classes that are `cls` or below it, sorted."""
-        return tuple(sorted(c for c in self.classes if self.is_a(c, cls)))
+        return self._below.get(cls, ())
+
+    @cached_property
+    def _restricted(self) -> dict[str, frozenset[str]]:
+        """Class -> properties an OWL restriction on it names (a domain stated by axiom)."""
+        found: dict[str, set[str]] = {}
+        for rule in self.restrictions:
+            if rule.source.kind == "owl" and not rule.inverse:
+                found.setdefault(rule.on_class, set()).add(rule.on_property)
+        return {c: frozenset(ps) for c, ps in found.items()}
 
     def properties_of(self, cls: str) -> tuple[PropertyInfo, ...]:
-        """Properties whose domain admits `cls` (directly or through an ancestor), by IRI."""
+        """Properties whose domain admits `cls` (directly or through an ancestor), or that an
+        OWL restriction on its lineage names; by IRI."""
         lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
+        restricted = {p for c in lineage for p in self._restricted.get(c, ())}
         return tuple(
-            p for _, p in sorted(self.properties.items()) if lineage.intersection(p.domain)
+            p for _, p in sorted(self.properties.items())
+            if lineage.intersection(p.domain) or p.iri in restricted
         )
+
+    def applies(self, cls: str, prop: str) -> bool:
+        """Whether `prop` may be used on `cls`: its domain admits it, an axiom names it, or
+        the T-Box states no domain at all."""
+        info = self.properties.get(prop)
+        if info is None:
+            return False
+        return not info.domain or any(p.iri == prop for p in self.properties_of(cls))
+
+    @cached_property
+    def _cardinality_index(self) -> dict[tuple[str, str], Cardinality]:
+        found: dict[tuple[str, str], Cardinality] = {}
+        for card in self.cardinalities:
+            found.setdefault((card.on_class, card.on_property), card)
+        return found
 
     def cardinality(self, cls: str, prop: str) -> Cardinality:
         """Merged cardinality of `prop` on `cls`, inherited from ancestors; unbounded if none."""
         lineage = (cls, *self.classes[cls].ancestors) if cls in self.classes else (cls,)
         for owner in lineage:
-            for card in self.cardinalities:
-                if card.on_class == owner and card.on_property == prop:
-                    return card
+            card = self._cardinality_index.get((owner, prop))
+            if card is not None:
+                return card
         return Cardinality(on_class=cls, on_property=prop)
 
     def enumeration(self, cls: str, prop: str) -> Enumeration | None:

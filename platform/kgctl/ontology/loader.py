@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,8 @@ from pathlib import Path
 from kgctl.assets import asset_dir
 from kgctl.errors import InputError
 from kgctl.ontology import rules
-from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, TBoxGraph
+from kgctl.ontology.graph import LABEL_LANGUAGES, OWL, RDF, RDFS, XSD, TBoxGraph
+from kgctl.ontology.imports import follow_imports
 from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.owl import read_owl
 from kgctl.ontology.profile import Profile, profile_beside, read_profile
@@ -42,24 +44,32 @@ PathLike = str | Path
 
 
 def load_ir(
-    ontology_paths: Iterable[PathLike], *, profile_paths: Iterable[PathLike] | None = None
+    ontology_paths: Iterable[PathLike], *, profile_paths: Iterable[PathLike] | None = None,
+    imports: Iterable[PathLike] = (), ignore_imports: Iterable[str] = (),
+    languages: Sequence[str] = LABEL_LANGUAGES,
 ) -> OntologyIR:
     """Compile T-Boxes (Turtle, RDF/XML, ...) and their profiles into the IR.
 
     With `profile_paths` None, ``X.profile.yaml`` beside each ``X.ttl`` is used when present;
-    pass an empty list to compile the axioms alone.
+    pass an empty list to compile the axioms alone. ``owl:imports`` are followed from local
+    files only: `imports` are catalogs or folders searched before the importing file's own
+    folder; an import whose IRI starts with one of `ignore_imports` is skipped. `languages`
+    orders the label languages preferred ("" = untagged).
     """
     paths = _unique(ontology_paths)
     if not paths:
         raise InputError("no ontology file given")
     tboxes = [read_tbox(p) for p in paths]
-    graph = TBoxGraph(tboxes)
+    tboxes += follow_imports(tboxes, paths, search=[Path(p) for p in imports],
+                             ignore=tuple(ignore_imports))
+    graph = TBoxGraph(tboxes, languages=tuple(languages))
     owl = read_owl(graph)
     prefixes = dict(STANDARD_PREFIXES)
     for tbox in tboxes:
         for prefix, namespace in tbox.prefixes.items():
             prefixes.setdefault(prefix, namespace)
 
+    _name_namespaces(prefixes, owl)
     if profile_paths is None:
         found = [profile_beside(p) for p in paths]
         profile_paths = [p for p in found if p.is_file()]
@@ -101,6 +111,7 @@ def load_ir(
         unit_aliases=folded,
         unit_spellings=cased,
         profile_unit_aliases=added,
+        individuals={k: v for k, v in sorted(owl.individuals.items()) if k not in units},
     )
     rules.check_keys(ir)
     return ir
@@ -116,6 +127,26 @@ def default_ontology_paths() -> list[Path]:
     """The bundled TWA T-Box files, found in a checkout or an installed wheel."""
     folder = asset_dir("ontologies")
     return [folder / name for name in DEFAULT_ONTOLOGIES]
+
+
+def _name_namespaces(prefixes: dict[str, str], owl) -> None:
+    """A namespace of declared terms that no file names (RDF/XML often declares none, Turtle
+    often only the empty prefix) gets its last path segment as prefix (`.../ns/prov#` ->
+    `prov`), else its T-Box file's stem, so prefixed names work for every term."""
+    taken = {namespace for prefix, namespace in prefixes.items() if prefix}
+    for term in [*owl.classes.values(), *owl.properties.values()]:
+        namespace = term.iri[: len(term.iri) - len(term.name)]
+        if namespace in taken or not term.ontology or not namespace.endswith(("#", "/")):
+            continue
+        segment = namespace.rstrip("#/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        word = segment if re.fullmatch(r"[A-Za-z][\w-]*", segment) else term.ontology
+        stem = re.sub(r"[^0-9A-Za-z]+", "_", word.rsplit(".", 1)[0]).strip("_").lower()
+        prefix, n = stem or "ns", 1
+        while prefix in prefixes:
+            n += 1
+            prefix = f"{stem}{n}"
+        prefixes[prefix] = namespace
+        taken.add(namespace)
 
 
 def _unique(paths: Iterable[PathLike]) -> list[Path]:

@@ -11,8 +11,24 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from kgctl.ontology.annotations import (
+    DOMAIN_INCLUDES,
+    RANGE_INCLUDES,
+    description_of,
+    is_deprecated,
+    label_of,
+    local_name,
+)
+from kgctl.ontology.datatypes import is_datatype_expr, literal_types, restricted_datatype
 from kgctl.ontology.graph import OWL, RDF, RDFS, XSD, Key, TBoxGraph, is_blank
-from kgctl.ontology.ir import ClassInfo, Enumeration, PropertyInfo, Restriction, Source
+from kgctl.ontology.ir import (
+    ClassInfo,
+    Enumeration,
+    Individual,
+    PropertyInfo,
+    Restriction,
+    Source,
+)
 
 CLASS_TYPES = (OWL + "Class", RDFS + "Class")
 PROPERTY_KINDS = {
@@ -22,7 +38,6 @@ PROPERTY_KINDS = {
 }
 BUILTIN_NAMESPACES = (RDF, RDFS, OWL, XSD)
 LITERAL_RANGES = (RDFS + "Literal", RDF + "langString", RDF + "PlainLiteral")
-
 # restriction predicate -> (kind, is a cardinality)
 _CARDINALITY = {
     OWL + "minCardinality": "min",
@@ -46,6 +61,7 @@ class OwlModel:
     properties: dict[str, PropertyInfo] = field(default_factory=dict)
     restrictions: list[Restriction] = field(default_factory=list)
     enumerations: list[Enumeration] = field(default_factory=list)
+    individuals: dict[str, Individual] = field(default_factory=dict)
 
 
 def read_owl(graph: TBoxGraph) -> OwlModel:
@@ -57,26 +73,17 @@ def read_owl(graph: TBoxGraph) -> OwlModel:
     )
     model.restrictions = _restrictions(graph, model.classes)
     model.enumerations = _enumerations(graph, model)
+    for cls, info in model.classes.items():
+        members = _defined_by_one_of(graph, cls)
+        if members:
+            model.classes[cls] = info.model_copy(update={"one_of": members})
     _add_externals(model)
+    model.individuals = _individuals(graph, model.classes)
     return model
 
 
 def is_builtin(iri: str) -> bool:
     return iri.startswith(BUILTIN_NAMESPACES)
-
-
-def local_name(iri: str) -> str:
-    """Last segment of an IRI.
-
-    >>> local_name("https://www.theworldavatar.com/kg/OntoSyn/HeatChill")
-    'HeatChill'
-    >>> local_name("http://example.org/o.owl#Dopant")
-    'Dopant'
-    """
-    for sep in ("#", "/", ":"):
-        if sep in iri.rstrip(sep):
-            return iri.rstrip(sep).rsplit(sep, 1)[1]
-    return iri
 
 
 def named_members(graph: TBoxGraph, expr: Key) -> list[str]:
@@ -107,7 +114,13 @@ def _declared_properties(graph: TBoxGraph) -> list[str]:
 
 
 def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
-    parents = [p for p in graph.named(iri, RDFS + "subClassOf") if p != iri and not is_builtin(p)]
+    # a defined class (owl:equivalentClass [ owl:intersectionOf (B ...) ]) is a sub-class of B
+    defined = [m for e in graph.object_keys(iri, OWL + "equivalentClass") if is_blank(e)
+               for head in graph.object_keys(e, OWL + "intersectionOf")
+               for m in (_key(t) for t in graph.rdf_list(head) if not isinstance(t, ox.Literal))
+               if not is_blank(m)]
+    parents = [p for p in dict.fromkeys([*graph.named(iri, RDFS + "subClassOf"), *defined])
+               if p != iri and not is_builtin(p)]
     disjoint = set(graph.named(iri, OWL + "disjointWith"))
     disjoint.update(graph.subjects_with(OWL + "disjointWith", iri))
     for group in graph.subjects_of_type(OWL + "AllDisjointClasses"):
@@ -122,30 +135,37 @@ def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
     return ClassInfo(
         iri=iri,
         name=local_name(iri),
-        label=graph.literal(iri, RDFS + "label") or local_name(iri),
-        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        label=label_of(graph, iri),
+        comment=description_of(graph, iri),
         parents=tuple(parents),
         disjoint_with=tuple(sorted(disjoint)),
         ontology=graph.declared_in(iri, CLASS_TYPES),
+        deprecated=is_deprecated(graph, iri),
     )
 
 
 def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
     types = graph.types(iri)
-    domain = sorted(
-        {c for d in graph.object_keys(iri, RDFS + "domain") for c in named_members(graph, d)}
-    )
-    ranges = graph.object_keys(iri, RDFS + "range")
+    domains = graph.object_keys(iri, RDFS + "domain") or [
+        d for p in DOMAIN_INCLUDES for d in graph.object_keys(iri, p)]
+    domain = sorted({c for d in domains for c in named_members(graph, d)})
+    ranges = graph.object_keys(iri, RDFS + "range") or [
+        r for p in RANGE_INCLUDES for r in graph.object_keys(iri, p)]
+    facets: dict[str, str] = {}
+    for r in list(ranges):
+        base = restricted_datatype(graph, r, facets)
+        if base:
+            ranges[ranges.index(r)] = base
     rng = sorted(
-        {c for r in ranges for c in named_members(graph, r)}
-        | {t for r in ranges for t in _literal_types(graph, r)}
+        {c for r in ranges for c in named_members(graph, r) if not is_datatype_expr(graph, c)}
+        | {t for r in ranges for t in literal_types(graph, r)}
     )
     inverse = graph.named(iri, OWL + "inverseOf") or graph.subjects_with(OWL + "inverseOf", iri)
     return PropertyInfo(
         iri=iri,
         name=local_name(iri),
-        label=graph.literal(iri, RDFS + "label") or local_name(iri),
-        comment="\n\n".join(graph.texts(iri, RDFS + "comment")),
+        label=label_of(graph, iri),
+        comment=description_of(graph, iri),
         kind=_property_kind(types, rng),
         domain=tuple(domain),
         range=tuple(rng),
@@ -153,6 +173,8 @@ def _property(graph: TBoxGraph, iri: str) -> PropertyInfo:
         functional=OWL + "FunctionalProperty" in types,
         parents=tuple(p for p in graph.named(iri, RDFS + "subPropertyOf") if p != iri),
         ontology=graph.declared_in(iri, (*PROPERTY_KINDS, RDF + "Property")),
+        deprecated=is_deprecated(graph, iri),
+        facets=dict(sorted(facets.items())),
     )
 
 
@@ -162,16 +184,6 @@ def _property_kind(types: set[str], rng: list[str]) -> str:
             return kind
     literal = rng and all(r.startswith(XSD) or r in LITERAL_RANGES for r in rng)
     return "datatype" if literal else "object"
-
-
-def _literal_types(graph: TBoxGraph, node: Key) -> set[str]:
-    """Datatypes of the literals of an enumerated data range ``[ owl:oneOf ("a" "b") ]``."""
-    return {
-        t.datatype.value
-        for head in graph.object_keys(node, OWL + "oneOf")
-        for t in graph.rdf_list(head)
-        if isinstance(t, ox.Literal)
-    }
 
 
 def _inherit_signatures(props: dict[str, PropertyInfo]) -> dict[str, PropertyInfo]:
@@ -226,6 +238,13 @@ def _conjuncts(graph: TBoxGraph, expr: Key) -> list[Key]:
 
 def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
     on_property = graph.named(node, OWL + "onProperty")
+    inverse = False
+    for expr in (e for e in graph.object_keys(node, OWL + "onProperty") if is_blank(e)):
+        # onProperty [ owl:inverseOf q ]: the named inverse of q when one is declared
+        for inner in graph.named(expr, OWL + "inverseOf"):
+            named = [p for p in graph.named(inner, OWL + "inverseOf")
+                     + graph.subjects_with(OWL + "inverseOf", inner) if not is_blank(p)]
+            on_property, inverse = ([named[0]], False) if named else ([inner], True)
     if not on_property:
         return []
     source = Source(kind="owl", file=graph.file_of(node))
@@ -240,41 +259,47 @@ def _restriction(graph: TBoxGraph, cls: str, node: Key) -> list[Restriction]:
                     kind=kind,
                     cardinality=int(value.value),
                     filler=qualifier,
+                    inverse=inverse,
                     source=source,
                 )
             )
     for predicate, kind in _FILLER.items():
         for value in graph.objects(node, predicate):
-            filler = None if isinstance(value, ox.BlankNode) else value.value
+            blank = isinstance(value, ox.BlankNode)
+            filler = None if blank else value.value
             rules.append(
                 Restriction(
                     on_class=cls,
                     on_property=on_property[0],
                     kind=kind,
                     filler=filler,
+                    fillers=_filler_members(graph, _key(value)) if blank else (),
+                    inverse=inverse,
                     source=source,
                 )
             )
     return rules
 
 
+def _defined_by_one_of(graph: TBoxGraph, cls: str) -> tuple[str, ...]:
+    """The individuals of a class defined by owl:oneOf: directly, as an equivalent class, or
+    as a part of an equivalent intersection (`DomainConcept and {America ... Italy}`)."""
+    parts = [p for e in graph.object_keys(cls, OWL + "equivalentClass")
+             for p in _conjuncts(graph, e)]
+    return _one_of(graph, cls) or next((v for p in parts if (v := _one_of(graph, p))), ())
+
+
+def _filler_members(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
+    """Named members of a blank filler: the classes of an owl:unionOf, or the individuals
+    (values) of an owl:oneOf."""
+    return tuple(named_members(graph, node)) or _one_of(graph, node)
+
+
 def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
     """owl:oneOf as a property range, as an allValuesFrom filler, or as a class definition."""
     enums: list[Enumeration] = []
     enumerated_classes = {
-        cls: values
-        for cls in model.classes
-        if (
-            values := _one_of(graph, cls)
-            or next(
-                (
-                    v
-                    for e in graph.object_keys(cls, OWL + "equivalentClass")
-                    if (v := _one_of(graph, e))
-                ),
-                (),
-            )
-        )
+        cls: values for cls in model.classes if (values := _defined_by_one_of(graph, cls))
     }
     for iri in model.properties:
         for rng in graph.object_keys(iri, RDFS + "range"):
@@ -285,7 +310,9 @@ def _enumerations(graph: TBoxGraph, model: OwlModel) -> list[Enumeration]:
                 source = Source(kind="owl", file=graph.file_of(rng if is_blank(rng) else iri))
                 enums.append(Enumeration(on_property=iri, values=values, source=source))
     for cls in model.classes:
-        for expr in graph.object_keys(cls, RDFS + "subClassOf"):
+        for expr in graph.object_keys(cls, RDFS + "subClassOf") + graph.object_keys(
+            cls, OWL + "equivalentClass"
+        ):
             for node in _conjuncts(graph, expr):
                 prop = graph.named(node, OWL + "onProperty")
                 for filler in graph.object_keys(node, OWL + "allValuesFrom"):
@@ -321,6 +348,24 @@ def _datatype_one_of(graph: TBoxGraph, node: Key) -> tuple[str, ...]:
         (v for e in graph.object_keys(node, OWL + "equivalentClass") if (v := _one_of(graph, e))),
         (),
     )
+
+
+def _individuals(graph: TBoxGraph, classes: dict[str, ClassInfo]) -> dict[str, Individual]:
+    """Named individuals: typed owl:NamedIndividual or with a class of the T-Boxes."""
+    found = {}
+    members: dict[str, set[str]] = {}  # individual -> classes whose owl:oneOf lists it
+    for cls in classes:
+        for value in _defined_by_one_of(graph, cls):
+            members.setdefault(value, set()).add(cls)
+    candidates = set(graph.subjects_of_type(OWL + "NamedIndividual", *classes)) | set(members)
+    for iri in sorted(candidates):
+        if is_blank(iri) or iri in classes or is_builtin(iri):
+            continue
+        types = tuple(sorted({t for t in graph.types(iri) if t in classes}
+                             | members.get(iri, set())))
+        found[iri] = Individual(iri=iri, name=local_name(iri), label=label_of(graph, iri),
+                                types=types)
+    return found
 
 
 def _add_externals(model: OwlModel) -> None:

@@ -13,6 +13,7 @@ kgctl.errors.OntologyError: bad.ttl:2:11: syntax error: ...
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,22 +41,41 @@ class TBoxFile:
     prefixes: dict[str, str]
 
 
+SUPPORTED = ("supported: Turtle (.ttl), RDF/XML (.owl, .rdf, .xml), N-Triples (.nt), N3 (.n3); "
+             "convert other syntaxes first, e.g. robot convert -i in.owl -o out.ttl")
+# syntaxes pyoxigraph does not read, recognised by how a file starts
+_OTHER_SYNTAXES = (
+    (re.compile(r"^\s*(Prefix|Ontology)\(", re.MULTILINE), "OWL functional syntax"),
+    (re.compile(r"^\s*(Prefix|Ontology):", re.MULTILINE), "OWL Manchester syntax"),
+    (re.compile(r"<Ontology\b[^>]*xmlns=\"http://www.w3.org/2002/07/owl#\""), "OWL/XML"),
+    (re.compile(r"^format-version:", re.MULTILINE), "OBO flat file"),
+)
+
+
 def rdf_format(path: Path) -> ox.RdfFormat:
     """Serialisation of a T-Box file, from its extension."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        known = ", ".join(sorted(FORMATS))
-        raise InputError(
-            f"{path}: unknown ontology format {path.suffix!r} (expected one of {known})"
-        )
+        raise InputError(f"{path}: unknown ontology format {path.suffix!r} ({SUPPORTED})")
     return fmt
+
+
+def other_syntax(path: Path) -> str | None:
+    """The name of an unsupported OWL syntax the file is written in, if it is one."""
+    with path.open("rb") as handle:
+        head = handle.read(4096).decode("utf-8", errors="replace")
+    return next((name for pattern, name in _OTHER_SYNTAXES if pattern.search(head)), None)
 
 
 def read_tbox(path: Path) -> TBoxFile:
     """Parse one T-Box file; missing files and syntax errors are OntologyErrors."""
     if not path.is_file():
         raise InputError(f"no such ontology file: {path}")
+    if path.suffix.lower() == ".obo":
+        raise InputError(f"{path.name}: format not supported: OBO flat file; {SUPPORTED}")
     fmt = rdf_format(path)
+    if (syntax := other_syntax(path)) is not None:
+        raise OntologyError(f"{path.name}: format not supported: {syntax}; {SUPPORTED}")
     try:
         with path.open("rb") as handle:
             parser = ox.parse(handle, format=fmt)

@@ -266,7 +266,9 @@ def restriction_key(rule: Restriction) -> tuple:
 
 
 def _bound(rule: Restriction, prop: PropertyInfo | None) -> Bound | None:
-    if rule.kind not in ("min", "max", "exact") or rule.cardinality is None:
+    if rule.kind == "some" and not rule.inverse:  # someValuesFrom: at least one value
+        return Bound(1, None, rule.source)
+    if rule.kind not in ("min", "max", "exact") or rule.cardinality is None or rule.inverse:
         return None
     # a qualified maximum only bounds all values when its filler covers the whole range
     covers = (

@@ -1,7 +1,9 @@
-"""PROV-O call records: one ``prov:Activity`` per accepted call in the paper's provenance graph.
+"""Call records: one ``kg:Call`` per accepted call in the paper's provenance graph.
 
-The activity IRI comes from (paper, seq), so the same calls give the same provenance. Besides the
-queryable PROV-O triples (type, seq, tool, start time, generated IRIs, evidence quote), the whole
+kgctl's own vocabulary (``https://w3id.org/kgctl/ns#``), never PROV-O: a domain ontology may use
+PROV-O itself, and its ``prov:`` data must not mix with kgctl's bookkeeping in query answers.
+The call IRI comes from (paper, seq), so the same calls give the same provenance. Besides the
+queryable triples (type, seq, tool, start time, generated IRIs, evidence quote), the whole
 record — arguments, evidence location and the delta as canonical N-Triples — is stored as one
 ``rdf:JSON`` literal so the trace can be read back exactly and replayed.
 
@@ -11,7 +13,7 @@ record — arguments, evidence location and the delta as canonical N-Triples —
 >>> activity_iri("p1", 1).value
 'https://w3id.org/kgctl/paper/p1/provenance/call/1'
 >>> sorted({q.predicate.value.rsplit("#", 1)[-1] for q in record_quads(rec)})
-['record', 'seq', 'startedAtTime', 'tool', 'type']
+['record', 'seq', 'startedAt', 'tool', 'type']
 """
 
 from __future__ import annotations
@@ -25,16 +27,15 @@ from kgctl.errors import InputError
 from kgctl.store.base import CallRecord
 from kgctl.store.iris import BASE, provenance_graph_iri
 
-PROV = "http://www.w3.org/ns/prov#"
 KG = BASE + "ns#"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 RDF_JSON = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON")
 XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 XSD_DATETIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
 
-ACTIVITY = NamedNode(PROV + "Activity")
-STARTED = NamedNode(PROV + "startedAtTime")
-GENERATED = NamedNode(PROV + "generated")
+CALL = NamedNode(KG + "Call")
+STARTED = NamedNode(KG + "startedAt")
+GENERATED = NamedNode(KG + "generated")
 SEQ = NamedNode(KG + "seq")
 TOOL = NamedNode(KG + "tool")
 QUOTE = NamedNode(KG + "quote")
@@ -68,7 +69,7 @@ def check_time(time: str) -> None:
 
 
 def record_quads(record: CallRecord) -> list[Quad]:
-    """The PROV-O quads of one call record (seq assigned, delta filled).
+    """The quads of one call record (seq assigned, delta filled).
 
     Kept compact on purpose (write latency grows with the number of quads): the queryable
     essentials as triples, the whole record (arguments, evidence location, delta) as one JSON
@@ -77,7 +78,7 @@ def record_quads(record: CallRecord) -> list[Quad]:
     graph = provenance_graph_iri(record.paper_id)
     call = activity_iri(record.paper_id, record.seq)
     quads = [
-        Quad(call, RDF_TYPE, ACTIVITY, graph),
+        Quad(call, RDF_TYPE, CALL, graph),
         Quad(call, SEQ, Literal(str(record.seq), datatype=XSD_INTEGER), graph),
         Quad(call, TOOL, Literal(record.tool), graph),
         Quad(call, STARTED, Literal(record.time, datatype=XSD_DATETIME), graph),

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pyoxigraph import RdfFormat
 
 from kgctl.store.iris import BASE, PAPER_BASE, paper_of_graph
-from kgctl.store.provenance import KG, PROV
+from kgctl.store.provenance import KG
 
 PROVENANCE_SUFFIX = "/provenance"
-PREFIXES = {"prov": PROV, "kg": KG, "paper": PAPER_BASE, "kgctl": BASE}
+PREFIXES = {"kg": KG, "paper": PAPER_BASE, "kgctl": BASE}
 
 
 def papers_of_graphs(graphs: Iterable[str]) -> list[str]:
