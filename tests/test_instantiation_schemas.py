@@ -193,7 +193,9 @@ TRIGGERS: list[tuple[str, str, Any]] = [
 def test_every_documented_code_is_reachable() -> None:
     """Each code of the docs' table comes back from a real call (engine for an unknown tool,
     which the MCP SDK answers itself; MCP sessions for the rest)."""
-    assert {code for code, *_ in TRIGGERS} == _documented_codes()
+    # `cardinality` needs an OWL cardinality axiom, which the bundled T-Boxes do not state:
+    # tests/test_ontology_corpus.py provokes it through Pizza, PROV-O and OWL-Time sessions
+    assert {code for code, *_ in TRIGGERS} | {"cardinality"} == _documented_codes()
     store = _BrokenStore()
     got: dict[str, str] = {}
     engine = Instantiator(IR, EmbeddedStore())

@@ -30,7 +30,7 @@ class NamedNodes:
             return None
         key = (cls, normalise_label(label))
         names = self.ir.enumeration(cls, RDFS_LABEL)
-        if names and key[1] not in {normalise_label(v) for v in names.values}:
+        if names and label not in names.values:  # exactly the names the schema lists
             self.fail("enum_value", field, label, "name outside the allowed set",
                       allowed=names.values)
         rest = {k: v for k, v in item.items() if k != "label"}

@@ -49,6 +49,9 @@ def _row(engine: Instantiator, draft: Draft, iri: str) -> dict[str, Any]:
 
 def list_instances(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     wanted = args.get("class_name")
+    if wanted is not None and not isinstance(wanted, str):
+        draft.fail("datatype", "class_name", wanted, "a class name is text")
+        return []
     words = class_words(engine.ir)
     classes = [c for c in engine.ir.classes if wanted in (local_name(c), engine.ir.curie(c), c)]
     if wanted in words and words[wanted] not in classes:
