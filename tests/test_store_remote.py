@@ -1,5 +1,5 @@
-"""RemoteStore against a real `oxigraph serve` process: parity with the embedded store,
-atomicity when the server dies mid-batch, clear errors."""
+"""RemoteStore against real servers (`oxigraph serve` and Virtuoso 7, one each per module):
+parity with the embedded store, atomicity when the server dies mid-batch, clear errors."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import threading
 import pytest
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
 from store_helpers import EX, OxigraphServer, free_port, record, step_triples
+from virtuoso_helpers import VirtuosoServer, missing_reason
 
 from kgctl.errors import InputError, StoreError
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
@@ -17,15 +18,25 @@ from kgctl.store.remote import RemoteStore
 BATCH = 400
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = OxigraphServer(tmp_path_factory.mktemp("oxigraph"))
+SERVERS = ["oxigraph", pytest.param("virtuoso", marks=pytest.mark.skipif(
+    missing_reason() is not None, reason=str(missing_reason())))]
+
+
+def start(kind: str, location):
+    return OxigraphServer(location) if kind == "oxigraph" else VirtuosoServer(location)
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request, tmp_path_factory):
+    srv = start(request.param, tmp_path_factory.mktemp(request.param))
     yield srv
     srv.stop()
 
 
 @pytest.fixture
-def remote(server):
+def remote(server, monkeypatch):
+    for key, value in getattr(server, "env", dict)().items():
+        monkeypatch.setenv(key, value)
     store = open_store(endpoint=server.url)
     yield store
     for pid in store.papers():
@@ -82,11 +93,14 @@ def test_remote_refused_write_and_failing_update_change_nothing(remote, server):
     before = canonical_nquads(remote, "p1", provenance=True)
     with pytest.raises(StoreError, match="does not follow"):
         remote.write("p1", insert=step_triples("p1", 9), record=record("p1", 9, seq=2))
+    assert canonical_nquads(remote, "p1", provenance=True) == before
     g = graph_iri("p1")
-    with pytest.raises(StoreError, match="answered 500: The graph"):
+    with pytest.raises(StoreError, match="answered 500: .*graph"):
         remote.update(f"INSERT DATA {{ GRAPH {g} {{ <http://x> <http://y> 1 }} }} ; "
                       f"CREATE GRAPH {g}")
-    assert canonical_nquads(remote, "p1", provenance=True) == before
+    if isinstance(server, OxigraphServer):  # Virtuoso keeps the first operation of a
+        # hand-written multi-operation update (docs/store.md); kgctl's writes never send one
+        assert canonical_nquads(remote, "p1", provenance=True) == before
 
 
 def test_server_killed_mid_batch_leaves_only_whole_calls(tmp_path):
