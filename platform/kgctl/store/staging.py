@@ -16,10 +16,10 @@ target stays old until the swap and is new after it.
 >>> plan = [Staged(NamedNode("https://w3id.org/kgctl/paper/p1"), replace=True)]
 >>> print(swap_update(plan).replace("https://w3id.org/kgctl/", "").replace("staging/", "s/"))
 DROP SILENT GRAPH <paper/p1> ;
-ADD SILENT GRAPH <s/39e3ea9d42bea8f2e6bc>
+ADD SILENT GRAPH <s/1ed5000a3d3b9f6db266>
   TO GRAPH <paper/p1> ;
-DELETE DATA { GRAPH <journal> { <s/39e3ea9d42bea8f2e6bc> <ns#replaces> <paper/p1> . } } ;
-DROP SILENT GRAPH <s/39e3ea9d42bea8f2e6bc>
+DELETE DATA { GRAPH <journal> { <s/1ed5000a3d3b9f6db266> <ns#replaces> <paper/p1> } } ;
+DROP SILENT GRAPH <s/1ed5000a3d3b9f6db266>
 """
 
 from __future__ import annotations
