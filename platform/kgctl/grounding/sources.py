@@ -15,6 +15,7 @@ from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kgctl.errors import InputError, StoreError
+from kgctl.store.endpoint import CAP_HEADER, RowCapError
 
 DEFAULT_TIMEOUT_S = 120
 Rows = list[tuple[str | None, ...]]
@@ -46,6 +47,9 @@ class EndpointSource:
         client.setQuery(query)
         try:
             response = client.query().response
+            cap = response.headers.get(CAP_HEADER)
+            if cap is not None and cap.strip().isdigit():  # Virtuoso's ResultSetMaxRows
+                raise RowCapError(self.url, int(cap))
             return json.loads(response.read())
         except SPARQLWrapperException as exc:
             raise StoreError(f"endpoint {self.url} refused the query: {_first_line(exc)}") from exc
