@@ -94,7 +94,8 @@ def harvest_rows(source: SparqlSource, spec: GroundingSpec, *, partial: Path,
 
 
 def list_subjects(source: SparqlSource, spec: GroundingSpec) -> list[str]:
-    """IRIs of the target class's instances; paged (sorted by the server) past a row cap."""
+    """IRIs of the target class's instances; keyset pages (the server's string order) past a
+    row cap (OFFSET past the cap fails on Virtuoso)."""
     cls = term_to_sparql(NamedNode(spec.target_class))
     query = f"SELECT ?s WHERE {{ ?s a {cls} . FILTER(isIRI(?s)) }}"
     try:
@@ -103,7 +104,9 @@ def list_subjects(source: SparqlSource, spec: GroundingSpec) -> list[str]:
         page = max(1, exc.cap - 1)
     found: list[str] = []
     while True:
-        part = source.select(f"{query} ORDER BY ?s LIMIT {page} OFFSET {len(found)}")
+        after = f" && STR(?s) > {term_to_sparql(Literal(found[-1]))}" if found else ""
+        part = source.select(f"SELECT ?s WHERE {{ ?s a {cls} . FILTER(isIRI(?s){after}) }} "
+                             f"ORDER BY STR(?s) LIMIT {page}")
         found += [s for (s,) in part if s is not None]
         if len(part) < page:
             return found

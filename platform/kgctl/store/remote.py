@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
-from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Triple, serialize
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
 from kgctl.errors import InputError, StoreError
 from kgctl.store.base import CallRecord, QueryResult, Term
@@ -25,18 +25,19 @@ from kgctl.store.bindings import query_form
 from kgctl.store.embedded import parse_dataset
 from kgctl.store.endpoint import Endpoint, RowCapError
 from kgctl.store.iris import graph_iri, provenance_graph_iri
-from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_literal
+from kgctl.store.provenance import LAST_SEQ_QUERY, RECORD, SEQ, record_from_literal
 from kgctl.store.settings import EndpointSettings, settings_for
-from kgctl.store.sparql import bind, quads_block
+from kgctl.store.sparql import bind, quads_block, term_to_sparql
 from kgctl.store.staging import JOURNAL_QUERY, Staged, hidden_graph, pending, stage, swap_update
 from kgctl.store.transaction import check_paper_id, plan_write
 from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 
 DEFAULT_TIMEOUT_S = 60.0
 GRAPHS_TTL_S = 2.0  # graph list cache: other processes' new papers show up within this time
-GRAPHS_QUERY = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
-QUADS_QUERY = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
-ALL_QUADS_QUERY = "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+# GROUP BY, not DISTINCT: the same answer, 100x faster on Virtuoso (1 s vs 8 ms, 3 papers)
+GRAPHS_QUERY = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+TRIPLE_PATTERN = "?s ?p ?o"
+TRACE_PATTERN = f"?call <{SEQ.value}> ?seq ; <{RECORD.value}> ?record"
 # graphs a server keeps for itself (Virtuoso's schema, LDP and URIQA graphs)
 SYSTEM_GRAPHS = ("http://www.openlinksw.com/", "http://www.w3.org/ns/ldp",
                  "http://localuriqaserver/", "http://localhost:8890/")
@@ -100,23 +101,34 @@ class RemoteStore:
         return self._endpoint.query(text, dataset=dataset,
                                     triples=query_form(text) in ("CONSTRUCT", "DESCRIBE"))
 
-    def _rows(self, sparql: str, variables: str, *, graph: NamedNode | None = None
-              ) -> list[dict]:
-        """All rows of one of kgctl's own SELECTs, paged when the server caps results."""
-        dataset = [("default-graph-uri", graph.value)] if graph is not None else \
-            [("named-graph-uri", g) for g in self._visible_graphs()]
+    def _rows(self, pattern: str, variables: tuple[str, ...], *, graph: NamedNode
+              ) -> list[tuple]:
+        """All rows of one of kgctl's own SELECTs over one graph. Past a server row cap, keyset
+        pages ordered by the first variable's string (OFFSET past the cap fails on Virtuoso);
+        rows of the boundary key are fetched twice and kept once."""
+        names = " ".join(f"?{v}" for v in variables)
+        dataset = [("default-graph-uri", graph.value)]
+        text = f"SELECT {names} WHERE {{ {pattern} }}"
         try:
-            return list(self._endpoint.query(sparql, dataset=dataset))
+            return [tuple(r[v] for v in variables)
+                    for r in self._endpoint.query(text, dataset=dataset)]
         except RowCapError as cap:
-            page = max(1, cap.cap - 1)
-            rows: list[dict] = []
-            while True:
-                part = list(self._endpoint.query(
-                    f"{sparql} ORDER BY {variables} LIMIT {page} OFFSET {len(rows)}",
-                    dataset=dataset))
-                rows += part
-                if len(part) < page:
-                    return rows
+            page = max(2, cap.cap - 1)
+        key = f"STR(?{variables[0]})"
+        found: dict[tuple, None] = {}
+        last: str | None = None
+        while True:
+            bound = "" if last is None else f" FILTER({key} >= {term_to_sparql(Literal(last))})"
+            part = [tuple(r[v] for v in variables) for r in self._endpoint.query(
+                f"SELECT {names} WHERE {{ {pattern}{bound} }} ORDER BY {key} LIMIT {page}",
+                dataset=dataset)]
+            found.update(dict.fromkeys(part))
+            if len(part) < page:
+                return list(found)
+            if part[0][0].value == part[-1][0].value:
+                raise StoreError(f"more than {page} rows share one key in graph {graph}: "
+                                 "raise the server's row cap")
+            last = part[-1][0].value
 
     def _visible_graphs(self) -> set[str]:
         now = time.monotonic()
@@ -139,22 +151,21 @@ class RemoteStore:
         return iter(self._graph_triples(graph_iri(paper_id)))
 
     def _graph_triples(self, graph: NamedNode) -> list[Triple]:
-        return [Triple(r["s"], r["p"], r["o"])
-                for r in self._rows(QUADS_QUERY, "?s ?p ?o", graph=graph)]
+        return [Triple(*row) for row in self._rows(TRIPLE_PATTERN, ("s", "p", "o"), graph=graph)]
 
     def trace(self, paper_id: str) -> list[CallRecord]:
         check_paper_id(paper_id)
-        rows = self._rows(TRACE_QUERY.replace("ORDER BY ?seq", ""), "?seq",
-                          graph=provenance_graph_iri(paper_id))
-        records = [record_from_literal(r["record"]) for r in rows]
+        rows = self._rows(TRACE_PATTERN, ("seq", "record"), graph=provenance_graph_iri(paper_id))
+        records = [record_from_literal(record) for _seq, record in rows]
         return sorted(records, key=lambda r: r.seq)
 
     def export(self, *, paper_id: str | None = None, format: RdfFormat = RdfFormat.TRIG) -> bytes:
         if paper_id is None:
             if triple_format(format):
                 raise InputError(f"{format.name} holds one graph: name a paper to export")
-            rows = self._rows(ALL_QUADS_QUERY, "?g ?s ?p ?o")
-            quads = [Quad(r["s"], r["p"], r["o"], r["g"]) for r in rows]
+            quads = [Quad(t.subject, t.predicate, t.object, NamedNode(g))
+                     for g in sorted(self._visible_graphs())
+                     for t in self._graph_triples(NamedNode(g))]
             return serialize(quads, format=format, prefixes=PREFIXES)
         self._require(paper_id)
         if triple_format(format):

@@ -1,0 +1,170 @@
+"""Benchmark: every store stage on the embedded store, the Oxigraph server and Virtuoso 7.
+
+One run starts `oxigraph serve` and Virtuoso (Debian `virtuoso-opensource`, its own ini in a
+temporary folder, loopback ports, Digest auth, default ResultSetMaxRows 10,000) and runs on each:
+- write: the 30 MOP-30 papers written through the compiled tools (replay of the bundled traces);
+- eval run: read-out of the 30 papers with the fixed queries + scoring (micro F1);
+- replay: every paper rebuilt from its store trace (stage-and-swap on the servers);
+- import/export: whole-store TriG export, every paper dropped, the export imported again;
+- dedup: the cross-paper dedup job (harvest, cluster, write the dedup graph);
+- harvest: grounding label index of a reference slice (REF_SPECIES species from the `chemicals`
+  tables, more subjects than Virtuoso's row cap) - loaded into each server, an embedded
+  reference store for the baseline;
+- query run: one retrieval query over the union of all papers.
+Every stage's result is compared with the embedded store's. Ratios are against the embedded
+store and Virtuoso against the Oxigraph server.
+Run: python scripts/bench_backends.py [--papers N] [--species N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from evaluation_helpers import replay_into, traces_by_paper  # noqa: E402
+from pyoxigraph import NamedNode, Quad  # noqa: E402
+from store_helpers import OxigraphServer  # noqa: E402
+from virtuoso_helpers import VirtuosoServer, missing_reason  # noqa: E402
+
+from kgctl.dedup.job import run as dedup_run  # noqa: E402
+from kgctl.dedup.spec import load_specs  # noqa: E402
+from kgctl.evaluation.loader import Loaded, load_benchmark  # noqa: E402
+from kgctl.evaluation.readout import read_out_loaded  # noqa: E402
+from kgctl.evaluation.report import score  # noqa: E402
+from kgctl.grounding.harvest import harvest_rows  # noqa: E402
+from kgctl.grounding.reference import build_reference, read_rows, species_quads, table_paths  # noqa: E402,E501
+from kgctl.grounding.sources import EmbeddedSource, EndpointSource  # noqa: E402
+from kgctl.grounding.spec import load_spec  # noqa: E402
+from kgctl.store import EmbeddedStore, canonical_nquads, open_store  # noqa: E402
+from kgctl.store.base import GraphStore  # noqa: E402
+from kgctl.store.sparql import data_update  # noqa: E402
+from kgctl.store.staging import batches  # noqa: E402
+from kgctl.store.trace import replay  # noqa: E402
+
+REF_SPECIES = 12_000
+REFERENCE_GRAPH = NamedNode("https://w3id.org/kgctl/reference")
+UNION_QUERY = """PREFIX os: <http://www.theworldavatar.com/kg/OntoSyn/>
+SELECT ?type (COUNT(?s) AS ?n) WHERE { ?s a ?type } GROUP BY ?type ORDER BY DESC(?n) ?type"""
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def canonical_all(store: GraphStore) -> dict[str, str]:
+    return {p: canonical_nquads(store, p, provenance=True) for p in store.papers()}
+
+
+def stages(store: GraphStore, papers: list[str], source, work: Path) -> dict[str, tuple]:
+    """(seconds, comparable result) per stage."""
+    gold = load_benchmark(ROOT / "benchmarks" / "mop30")
+    out: dict[str, tuple] = {}
+    out["write"] = timed(lambda: (replay_into(store, papers), canonical_all(store))[1])
+
+    def evaluate() -> float:
+        docs = {}
+        for paper in papers:  # as `kgctl eval run` does: one paper at a time
+            docs.update(read_out_loaded(store, [paper]).docs)
+        part = Loaded(docs={p: gold.docs[p] for p in papers}, problems=())
+        return round(score(part, Loaded(docs=docs, problems=())).micro.f1, 6)
+    out["eval run"] = timed(evaluate)
+
+    def replay_all() -> dict[str, str]:
+        for paper in papers:
+            replay(store, store.trace(paper))
+        return canonical_all(store)
+    out["replay"] = timed(replay_all)
+
+    def round_trip() -> dict[str, str]:
+        data = store.export()
+        for paper in store.papers():
+            store.drop(paper)
+        store.import_data(data)
+        return canonical_all(store)
+    out["import/export"] = timed(round_trip)
+
+    def dedup() -> list:
+        summaries = dedup_run(store, load_specs())
+        return [(s.spec, s.mentions, s.clusters, s.merges) for s in summaries]
+    out["dedup"] = timed(dedup)
+
+    spec = load_spec("species")
+    work.mkdir(parents=True, exist_ok=True)
+    out["harvest"] = timed(lambda: sorted(map(tuple, harvest_rows(
+        source, spec, partial=work / "harvest.partial"))))
+    out["query run"] = timed(lambda: [(r["type"].value, int(r["n"].value))
+                                      for r in store.query(UNION_QUERY, union=True)])
+    return out
+
+
+def load_reference(store: GraphStore, quads: list, *, named: bool) -> None:
+    """Into the default graph, or (Virtuoso: no plain default graph to write to, and queries
+    without a dataset read the union of all graphs) into a named graph."""
+    if named:
+        quads = [Quad(q.subject, q.predicate, q.object, REFERENCE_GRAPH) for q in quads]
+    for part in batches(quads, max_quads=1000, max_bytes=1_000_000):
+        store.update(data_update(insert=part))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--papers", type=int, default=30)
+    parser.add_argument("--species", type=int, default=REF_SPECIES)
+    args = parser.parse_args()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    papers = sorted(traces_by_paper())[: args.papers]
+    rows = list(read_rows(table_paths(), limit=args.species))
+    reference = [q for row in rows for q in species_quads(row)]
+    results: dict[str, dict[str, tuple]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        build_reference(work / "reference", rows)
+        results["embedded"] = stages(EmbeddedStore(work / "embedded"), papers,
+                                     EmbeddedSource(work / "reference"), work / "e")
+        servers = [("oxigraph server", OxigraphServer(work / "oxigraph"))]
+        if missing_reason() is None:
+            servers.append(("virtuoso", VirtuosoServer(work / "virtuoso")))
+        else:
+            print(f"virtuoso skipped: {missing_reason()}")
+        for name, server in servers:
+            try:
+                os.environ.update(getattr(server, "env", dict)())
+                store = open_store(endpoint=server.url)
+                load_reference(store, reference, named=name == "virtuoso")
+                source_url = getattr(server, "public_url", server.url)
+                results[name] = stages(store, papers, EndpointSource(source_url), work / name)
+                store.close()
+            finally:
+                server.stop()
+    base = results["embedded"]
+    print(f"{len(papers)} papers, reference slice {len(rows)} species "
+          f"({len(reference)} quads)")
+    print(f"{'stage':<14}" + "".join(f"{n:>18}" for n in results) + "   same as embedded"
+          + ("   virtuoso/oxigraph" if "virtuoso" in results else ""))
+    for stage in base:
+        line = f"{stage:<14}"
+        for res in results.values():
+            seconds = res[stage][0]
+            line += f"{seconds:>9.2f} s {seconds / base[stage][0]:>5.1f}x"
+        same = all(res[stage][1] == base[stage][1] for res in results.values())
+        line += f"   {'yes' if same else 'NO'}"
+        if "virtuoso" in results:
+            ratio = results["virtuoso"][stage][0] / results["oxigraph server"][stage][0]
+            line += f"   {ratio:.2f}x"
+        print(line)
+    print("eval micro F1: " + ", ".join(f"{n} {r['eval run'][1]}" for n, r in results.items()))
+
+
+if __name__ == "__main__":
+    main()
