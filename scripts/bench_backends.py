@@ -50,7 +50,7 @@ from kgctl.store.sparql import data_update  # noqa: E402
 from kgctl.store.staging import batches  # noqa: E402
 from kgctl.store.trace import replay  # noqa: E402
 
-REF_SPECIES = 12_000
+REF_SPECIES = 10_500
 REFERENCE_GRAPH = NamedNode("https://w3id.org/kgctl/reference")
 UNION_QUERY = """SELECT ?type (COUNT(?s) AS ?n) WHERE {
   ?s a ?type FILTER(STRSTARTS(STR(?s), "https://w3id.org/kgctl/paper/")) }
@@ -63,8 +63,11 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def canonical_all(store: GraphStore) -> dict[str, str]:
-    return {p: canonical_nquads(store, p, provenance=True) for p in store.papers()}
+def canonical_all(store: GraphStore) -> dict[str, tuple]:
+    """Each paper's graph and trace (call times differ from run to run and are left out)."""
+    return {p: (canonical_nquads(store, p),
+                [r.model_copy(update={"time": ""}) for r in store.trace(p)])
+            for p in store.papers()}
 
 
 def stages(store: GraphStore, papers: list[str], source, work: Path) -> dict[str, tuple]:
@@ -114,7 +117,8 @@ def load_reference(store: GraphStore, quads: list, *, named: bool) -> None:
     without a dataset read the union of all graphs) into a named graph."""
     if named:
         quads = [Quad(q.subject, q.predicate, q.object, REFERENCE_GRAPH) for q in quads]
-    for part in batches(quads, max_quads=1000, max_bytes=1_000_000):
+    for part in batches(quads, max_quads=store.settings.max_quads,
+                        max_bytes=store.settings.max_bytes):
         store.update(data_update(insert=part))
 
 

@@ -1,6 +1,6 @@
 """Canonical text of a paper: sorted N-Quads after RDF canonicalisation (RDFC-1.0), with
-numbers and booleans in one lexical form per value (stores keep different ones: Oxigraph reads
-``"60"^^xsd:double`` where Virtuoso reads ``"60.0"``, booleans ``true``/``1``), so two stores
+numbers, booleans and times in one lexical form per value (stores keep different ones:
+Oxigraph reads ``"60"^^xsd:double`` where Virtuoso reads ``"60.0"``, booleans ``1``), so two stores
 holding the same paper compare byte for byte. Other boxes use it in their tests.
 
 >>> from pyoxigraph import NamedNode
@@ -8,6 +8,8 @@ holding the same paper compare byte for byte. Other boxes use it in their tests.
 '60'
 >>> by_value(Literal("1", datatype=NamedNode(XSD + "boolean"))).value
 'true'
+>>> by_value(Literal("2024-01-01T10:00:00.500Z", datatype=NamedNode(XSD + "dateTime"))).value
+'2024-01-01T10:00:00.5Z'
 
 >>> from pyoxigraph import Literal, NamedNode, Triple
 >>> from kgctl.store.embedded import EmbeddedStore
@@ -20,6 +22,7 @@ holding the same paper compare byte for byte. Other boxes use it in their tests.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 
 from pyoxigraph import (
@@ -35,6 +38,8 @@ from kgctl.store.base import GraphStore, Term
 from kgctl.store.iris import graph_iri
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
+_FRACTION_ZEROS = re.compile(r"(\.\d*?)0+(?=Z|[+-]\d\d:\d\d|$)")
+_EMPTY_FRACTION = re.compile(r"\.(?=Z|[+-]\d\d:\d\d|$)")
 _INTEGERS = {XSD + t for t in ("integer", "int", "long", "short", "byte", "nonNegativeInteger",
                                "positiveInteger", "negativeInteger", "nonPositiveInteger")}
 
@@ -53,6 +58,9 @@ def by_value(term: Term) -> Term:
             return Literal(format(Decimal(text).normalize(), "f"), datatype=term.datatype)
         if kind == XSD + "boolean":
             return Literal(text in ("true", "1"))
+        if kind == XSD + "dateTime":  # "…:23.070Z" and "…:23.07Z" are one instant
+            return Literal(_EMPTY_FRACTION.sub("", _FRACTION_ZEROS.sub(r"\1", text)),
+                           datatype=term.datatype)
     except (ValueError, InvalidOperation):
         return term
     return term

@@ -6,20 +6,23 @@
 2. journal: one small INSERT DATA records ``<staging> kg:replaces|kg:addsTo <target>`` for
    every target: the commit point;
 3. swap: one request copies every staging graph into its target (after clearing it, for
-   ``replaces``), removes the journal entries and the staging graphs.
+   ``replaces``), each copy guarded by its journal entry, then removes the journal entries and
+   the staging graphs.
 
-Every swap operation is idempotent while the journal entry exists, so a swap cut short (server
-killed, answer lost) is finished by `recover` before the next write to those targets; a write
-that dies before its journal entry leaves only staging graphs, which readers never see. The
-target stays old until the swap and is new after it.
+Every request is idempotent (a lost answer is simply sent again); a swap cut short by a server
+crash on a server that commits operation by operation is finished by the journal: the next
+write to those targets runs the swap again. A write that dies before its journal entry leaves
+only staging graphs, which readers never see. The target is old before the swap, new after.
 
 >>> plan = [Staged(NamedNode("https://w3id.org/kgctl/paper/p1"), replace=True)]
->>> print(swap_update(plan).replace("https://w3id.org/kgctl/", "").replace("staging/", "s/"))
-DROP SILENT GRAPH <paper/p1> ;
-ADD SILENT GRAPH <s/1ed5000a3d3b9f6db266>
-  TO GRAPH <paper/p1> ;
-DELETE DATA { GRAPH <journal> { <s/1ed5000a3d3b9f6db266> <ns#replaces> <paper/p1> } } ;
-DROP SILENT GRAPH <s/1ed5000a3d3b9f6db266>
+>>> text = swap_update(plan).replace(plan[0].staging.value, "S")
+>>> print(text.replace("https://w3id.org/kgctl/", ""))
+DELETE { GRAPH <paper/p1> { ?s ?p ?o } }
+  WHERE { GRAPH <journal> { <S> <ns#replaces> <paper/p1> } GRAPH <paper/p1> { ?s ?p ?o } } ;
+INSERT { GRAPH <paper/p1> { ?s ?p ?o } }
+  WHERE { GRAPH <journal> { <S> <ns#replaces> <paper/p1> } GRAPH <S> { ?s ?p ?o } } ;
+DELETE DATA { GRAPH <journal> { <S> <ns#replaces> <paper/p1> } } ;
+DROP SILENT GRAPH <S>
 """
 
 from __future__ import annotations
@@ -107,13 +110,19 @@ def stage(update: Update, plan: list[Staged], *, max_quads: int, max_bytes: int)
 
 
 def swap_update(plan: list[Staged]) -> str:
-    """Step 3 as one request."""
+    """Step 3 as one request. Each copy is guarded by its journal entry, so the request can
+    run again after it took effect (a retried lost answer, a recovery) and change nothing."""
+    journal = term_to_sparql(JOURNAL)
     operations = []
     for item in plan:
         target, staging = term_to_sparql(item.target), term_to_sparql(item.staging)
+        entry = f"GRAPH {journal} {{ {staging} {term_to_sparql(item.journal_quad().predicate)} " \
+                f"{target} }}"
         if item.replace:
-            operations.append(f"DROP SILENT GRAPH {target}")
-        operations.append(f"ADD SILENT GRAPH {staging}\n  TO GRAPH {target}")
+            operations.append(f"DELETE {{ GRAPH {target} {{ ?s ?p ?o }} }}\n"
+                              f"  WHERE {{ {entry} GRAPH {target} {{ ?s ?p ?o }} }}")
+        operations.append(f"INSERT {{ GRAPH {target} {{ ?s ?p ?o }} }}\n"
+                          f"  WHERE {{ {entry} GRAPH {staging} {{ ?s ?p ?o }} }}")
     operations.append(data_update(delete=[item.journal_quad() for item in plan]))
     operations += [f"DROP SILENT GRAPH {term_to_sparql(item.staging)}" for item in plan]
     return " ;\n".join(operations)
