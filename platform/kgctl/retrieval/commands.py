@@ -12,6 +12,7 @@ from kgctl.errors import InputError, StoreError
 from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
+from kgctl.store import open_store as open_any
 from kgctl.store.embedded import EmbeddedStore
 
 SHELL_SESSION = "shell"
@@ -60,8 +61,10 @@ def command() -> None:
 @command.command(name="run")
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
+@click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store instead")
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
-def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: bool) -> None:
+def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
+        as_json: bool) -> None:
     """Run a SELECT query file over the union of all paper graphs.
 
     Example: kgctl query run q.rq --store ./kg
@@ -70,7 +73,9 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: 
         text = sparql_file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {sparql_file}: {exc.strerror}") from None
-    graph = open_store(store, data)
+    if endpoint is not None and (store is not None or data):
+        raise InputError("give --endpoint or --store/--data, not both")
+    graph = open_any(endpoint=endpoint) if endpoint is not None else open_store(store, data)
     try:
         solutions = graph.query(text, union=True)
     except SyntaxError as exc:
