@@ -13,6 +13,7 @@ from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
 from kgctl.store import open_store as open_any
+from kgctl.store.base import GraphStore
 from kgctl.store.embedded import EmbeddedStore
 
 SHELL_SESSION = "shell"
@@ -23,9 +24,14 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
                  "describe_entity")
 
 
-def open_store(store: Path | None, data: tuple[Path, ...]) -> EmbeddedStore:
+def open_store(store: Path | None, data: tuple[Path, ...], endpoint: str | None = None
+               ) -> GraphStore:
+    if endpoint is not None:
+        if store is not None or data:
+            raise InputError("give --endpoint or --store/--data, not both")
+        return open_any(endpoint=endpoint)
     if store is None and not data:
-        raise InputError("give --store DIR or --data FILE.trig")
+        raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
     opened = EmbeddedStore(store)
     for path in data:
         try:
@@ -41,6 +47,7 @@ store_options = [
     click.option("--store", type=click.Path(path_type=Path), help="on-disk store directory"),
     click.option("--data", multiple=True, type=click.Path(path_type=Path),
                  help="TriG file loaded into the store first (repeatable)"),
+    click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store"),
 ]
 
 
@@ -61,7 +68,6 @@ def command() -> None:
 @command.command(name="run")
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
-@click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store instead")
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
         as_json: bool) -> None:
@@ -73,9 +79,7 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         text = sparql_file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {sparql_file}: {exc.strerror}") from None
-    if endpoint is not None and (store is not None or data):
-        raise InputError("give --endpoint or --store/--data, not both")
-    graph = open_any(endpoint=endpoint) if endpoint is not None else open_store(store, data)
+    graph = open_store(store, data, endpoint)
     try:
         solutions = graph.query(text, union=True)
     except SyntaxError as exc:
@@ -95,13 +99,14 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
 @command.command(name="shell")
 @click.option("--template", required=True, help="template to start from, e.g. synthesis")
 @with_store
-def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
+def shell(template: str, store: Path | None, data: tuple[Path, ...],
+          endpoint: str | None) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
 
     Example: kgctl query shell --template synthesis --data graph.trig
     """
-    engine = QueryEngine(open_store(store, data), default_ir())
+    engine = QueryEngine(open_store(store, data, endpoint), default_ir())
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
     if view is None:
         raise InputError(f"cannot start from template {template!r}")
@@ -133,14 +138,14 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
 
 @command.command(name="serve")
 @with_store
-def serve(store: Path | None, data: tuple[Path, ...]) -> None:
+def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None) -> None:
     """Serve the query-building tools over MCP on stdio.
 
     Example: kgctl query serve --store ./kg
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
-    build_server(QueryEngine(open_store(store, data), default_ir())).run("stdio")
+    build_server(QueryEngine(open_store(store, data, endpoint), default_ir())).run("stdio")
 
 
 def _safe(call):
