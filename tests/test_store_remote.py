@@ -6,16 +6,21 @@ from __future__ import annotations
 import threading
 
 import pytest
-from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
 from store_helpers import EX, OxigraphServer, free_port, record, step_triples
 from virtuoso_helpers import VirtuosoServer, missing_reason
 
 from kgctl.errors import InputError, StoreError
+from kgctl.grounding.harvest import list_subjects
+from kgctl.grounding.sources import EndpointSource
+from kgctl.grounding.spec import load_spec
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
+from kgctl.store.endpoint import RowCapError
 from kgctl.store.iris import graph_iri
 from kgctl.store.remote import RemoteStore
 
 BATCH = 400
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
 SERVERS = ["oxigraph", pytest.param("virtuoso", marks=pytest.mark.skipif(
@@ -154,3 +159,32 @@ def test_unreachable_endpoint_is_a_store_error():
 def test_endpoint_error_answer_is_a_store_error(remote):
     with pytest.raises(StoreError, match="answered 400"):
         remote.query("SELECT ?x WHERE { ?x ?y }")
+
+
+def test_blank_nodes_of_the_server_read_as_blank_nodes(remote):
+    g = graph_iri("b1")
+    remote.update(f"INSERT {{ GRAPH {g} {{ <http://x> <http://p> _:b . _:b <http://q> 1 }} }} "
+                  "WHERE {}")
+    rows = list(remote.query("SELECT ?o ?v WHERE { <http://x> <http://p> ?o . ?o ?q ?v }",
+                             paper_id="b1"))
+    assert len(rows) == 1 and isinstance(rows[0]["o"], BlankNode)
+    assert rows[0]["v"].value == "1"
+    assert sum(isinstance(t.subject, BlankNode) for t in remote.triples("b1")) == 1
+    constructed = remote.query("CONSTRUCT WHERE { ?s ?p ?o }", paper_id="b1")
+    assert len(constructed) == 2
+
+
+def test_results_past_the_server_row_cap_are_paged(remote, server):
+    species = "http://www.theworldavatar.com/kg/ontospecies/OntoSpecies.owl#Species"
+    n = 10_050  # more than Virtuoso's default ResultSetMaxRows of 10,000
+    triples = [Triple(NamedNode(f"https://ex.org/s{i:05d}"), NamedNode(RDF_TYPE),
+                      NamedNode(species)) for i in range(n)]
+    remote.write("big", insert=triples)
+    assert len(set(remote.triples("big"))) == n
+    query = f"SELECT ?s WHERE {{ ?s a <{species}> }}"
+    if isinstance(server, VirtuosoServer):  # a silent cut becomes an error
+        with pytest.raises(RowCapError, match="row cap of 10000"):
+            remote.query(query, paper_id="big")
+        # the grounding harvest lists past the cap (Virtuoso's default graph is every graph)
+        spec = load_spec("species").model_copy(update={"target_class": species})
+        assert len(set(list_subjects(EndpointSource(server.public_url), spec))) == n
