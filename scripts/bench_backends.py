@@ -57,10 +57,14 @@ UNION_QUERY = """SELECT ?type (COUNT(?s) AS ?n) WHERE {
 GROUP BY ?type ORDER BY DESC(?n) ?type"""
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
+def timed(label: str, action: Callable[[], object],
+          result: Callable[[object], object] = lambda value: value) -> tuple[float, object]:
+    """(seconds of `action`, `result` of its value: the comparable outcome, read untimed)."""
     start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
+    value = action()
+    seconds = time.perf_counter() - start
+    print(f"  {label} {seconds:.2f} s", file=sys.stderr, flush=True)
+    return seconds, result(value)
 
 
 def canonical_all(store: GraphStore) -> dict[str, tuple]:
@@ -74,7 +78,8 @@ def stages(store: GraphStore, papers: list[str], source, work: Path) -> dict[str
     """(seconds, comparable result) per stage."""
     gold = load_benchmark(ROOT / "benchmarks" / "mop30")
     out: dict[str, tuple] = {}
-    out["write"] = timed(lambda: (replay_into(store, papers), canonical_all(store))[1])
+    out["write"] = timed("write", lambda: replay_into(store, papers),
+                         lambda _: canonical_all(store))
 
     def evaluate() -> float:
         docs = {}
@@ -82,33 +87,31 @@ def stages(store: GraphStore, papers: list[str], source, work: Path) -> dict[str
             docs.update(read_out_loaded(store, [paper]).docs)
         part = Loaded(docs={p: gold.docs[p] for p in papers}, problems=())
         return round(score(part, Loaded(docs=docs, problems=())).micro.f1, 6)
-    out["eval run"] = timed(evaluate)
+    out["eval run"] = timed("eval run", evaluate)
 
-    def replay_all() -> dict[str, str]:
+    def replay_all() -> None:
         for paper in papers:
             replay(store, store.trace(paper))
-        return canonical_all(store)
-    out["replay"] = timed(replay_all)
+    out["replay"] = timed("replay", replay_all, lambda _: canonical_all(store))
 
-    def round_trip() -> dict[str, str]:
+    def round_trip() -> None:
         data = store.export()
         for paper in store.papers():
             store.drop(paper)
         store.import_data(data)
-        return canonical_all(store)
-    out["import/export"] = timed(round_trip)
+    out["import/export"] = timed("import/export", round_trip, lambda _: canonical_all(store))
 
     def dedup() -> list:
         summaries = dedup_run(store, load_specs())
         return [(s.spec, s.mentions, s.clusters, s.merges) for s in summaries]
-    out["dedup"] = timed(dedup)
+    out["dedup"] = timed("dedup", dedup)
 
     spec = load_spec("species")
     work.mkdir(parents=True, exist_ok=True)
-    out["harvest"] = timed(lambda: sorted(map(tuple, harvest_rows(
-        source, spec, partial=work / "harvest.partial"))))
-    out["query run"] = timed(lambda: [(r["type"].value, int(r["n"].value))
-                                      for r in store.query(UNION_QUERY, union=True)])
+    out["harvest"] = timed("harvest", lambda: harvest_rows(
+        source, spec, partial=work / "harvest.partial"), lambda rows: sorted(map(tuple, rows)))
+    out["query run"] = timed("query run", lambda: [
+        (r["type"].value, int(r["n"].value)) for r in store.query(UNION_QUERY, union=True)])
     return out
 
 
@@ -135,6 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         build_reference(work / "reference", rows)
+        print("embedded", file=sys.stderr, flush=True)
         results["embedded"] = stages(EmbeddedStore(work / "embedded"), papers,
                                      EmbeddedSource(work / "reference"), work / "e")
         servers = [("oxigraph server", OxigraphServer(work / "oxigraph"))]
@@ -148,6 +152,7 @@ def main() -> None:
                 store = open_store(endpoint=server.url)
                 load_reference(store, reference, named=name == "virtuoso")
                 source_url = getattr(server, "public_url", server.url)
+                print(name, file=sys.stderr, flush=True)
                 results[name] = stages(store, papers, EndpointSource(source_url), work / name)
                 store.close()
             finally:
@@ -161,10 +166,11 @@ def main() -> None:
         line = f"{stage:<14}"
         for res in results.values():
             seconds, same = res[stage][0], res[stage][1] == base[stage][1]
-            line += f"{seconds:>9.2f} s {seconds / base[stage][0]:>5.1f}x {'same' if same else 'DIFF'}"
+            ratio = seconds / base[stage][0]
+            line += f"{seconds:>9.2f} s {ratio:>5.1f}x {'same' if same else 'DIFF'}"
         if "virtuoso" in results:
-            ratio = results["virtuoso"][stage][0] / results["oxigraph server"][stage][0]
-            line += f"   {ratio:.2f}x"
+            virtuoso, oxigraph = results["virtuoso"][stage][0], results["oxigraph server"][stage][0]
+            line += f"   {virtuoso / oxigraph:.2f}x"
         print(line)
     print("(x: wall time against embedded; same/DIFF: result identical to embedded)")
     print("eval micro F1: " + ", ".join(f"{n} {r['eval run'][1]}" for n, r in results.items()))
