@@ -188,3 +188,24 @@ def test_results_past_the_server_row_cap_are_paged(remote, server):
         # the grounding harvest lists past the cap (Virtuoso's default graph is every graph)
         spec = load_spec("species").model_copy(update={"target_class": species})
         assert len(set(list_subjects(EndpointSource(server.public_url), spec))) == n
+
+
+@pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))
+def test_credentials_come_from_a_config_file(server, tmp_path, monkeypatch):
+    if not isinstance(server, VirtuosoServer):
+        pytest.skip("only Virtuoso guards its endpoint with a password")
+    config = tmp_path / "endpoints.toml"
+    env = server.env()
+    monkeypatch.setenv("KGCTL_ENDPOINT_CONFIG", str(config))
+    for key in env:
+        monkeypatch.delenv(key, raising=False)
+    config.write_text(f'["{server.url}"]\nuser = "{env["KGCTL_ENDPOINT_USER"]}"\n'
+                      f'password = "wrong"\nauth = "digest"\n')
+    with pytest.raises(StoreError, match="answered 401"):
+        open_store(endpoint=server.url).write("c1", insert=step_triples("c1", 1))
+    config.write_text(config.read_text().replace('"wrong"',
+                                                 f'"{env["KGCTL_ENDPOINT_PASSWORD"]}"'))
+    store = open_store(endpoint=server.url)
+    store.write("c1", insert=step_triples("c1", 1))
+    assert "c1" in store.papers()
+    store.drop("c1")
