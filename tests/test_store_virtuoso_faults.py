@@ -17,7 +17,7 @@ from kgctl.errors import StoreError
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
 from kgctl.store.trace import replay
 
-SMALL_BATCH = "150"  # quads per request: the replay of the largest paper takes many requests
+SMALL_BATCH = "300"  # quads per request: the replay of the largest paper takes many requests
 DROP_EVERY = 25
 SERVERS = ["oxigraph", pytest.param("virtuoso", marks=pytest.mark.skipif(
     missing_reason() is not None, reason=str(missing_reason())))]
