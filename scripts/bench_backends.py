@@ -155,6 +155,8 @@ def main() -> None:
                 store = open_store(endpoint=server.url)
 
                 def load_source(store=store, server=server, name=name) -> SparqlSource:
+                    for paper in store.papers():  # Virtuoso's default graph is every graph:
+                        store.drop(paper)  # the papers' own species would join the harvest
                     load_reference(store, reference, named=name == "virtuoso")
                     return EndpointSource(getattr(server, "public_url", server.url))
                 print(name, file=sys.stderr, flush=True)
