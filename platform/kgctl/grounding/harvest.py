@@ -76,7 +76,8 @@ def harvest_rows(source: SparqlSource, spec: GroundingSpec, *, partial: Path,
     """All rows, page by page, resuming after the last complete page of `partial`.
 
     Keyset pages: the subject IRIs are listed once and sorted here; each page asks for the
-    fields of the subjects in one ``[lo, hi]`` range of that order (no server-side sorting).
+    fields of the subjects in one ``[lo, hi]`` range of that order (no server-side sorting,
+    unless a server row cap makes the listing itself page). A page cut at the cap is split.
     """
     rows, after, subjects = _resume(partial)
     todo = sorted(s for s in list_subjects(source, spec) if s > after)
