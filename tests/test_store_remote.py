@@ -58,6 +58,23 @@ def scenario(store) -> None:
     store.write("p2", insert=step_triples("p2", 1))
 
 
+def test_calls_larger_than_one_request_are_staged_and_give_the_same_graph(server, monkeypatch):
+    monkeypatch.setenv("KGCTL_ENDPOINT_MAX_QUADS", "4")  # every call: 3 facts + 6 record quads
+    for key, value in getattr(server, "env", dict)().items():
+        monkeypatch.setenv(key, value)
+    staged = open_store(endpoint=server.url)
+    local = EmbeddedStore()
+    scenario(local)
+    scenario(staged)  # including a call that deletes, applied to a copy of the graph
+    for pid in ("p1", "p2"):
+        assert canonical_nquads(staged, pid, provenance=True) == \
+            canonical_nquads(local, pid, provenance=True)
+    assert staged.papers() == ["p1", "p2"]  # no staging or journal graph shows as a paper
+    for pid in staged.papers():
+        staged.drop(pid)
+    staged.close()
+
+
 def test_remote_gives_the_same_graph_trace_and_results_as_embedded(remote):
     local = EmbeddedStore()
     scenario(local)
