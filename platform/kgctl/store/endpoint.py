@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 
 import httpx
 from pyoxigraph import QueryResultsFormat, RdfFormat, Triple, parse, parse_query_results
@@ -64,10 +65,8 @@ class Endpoint:
     def __init__(self, query_url: str, update_url: str, *, settings: EndpointSettings,
                  timeout: float) -> None:
         self.query_url, self.update_url = query_url, update_url
-        self.settings = settings
         self._http = httpx.Client(timeout=timeout, auth=settings.httpx_auth(),
                                   headers=settings.headers())
-        self.lost = 0  # answers lost and retried, for diagnostics
 
     def close(self) -> None:
         self._http.close()
@@ -84,7 +83,6 @@ class Endpoint:
                     raise StoreError(f"lost the answer of {url} ({exc}): the update may or may "
                                      "not have been applied") from None
                 error = exc
-                self.lost += 1
             if attempt == RETRIES:
                 raise StoreError(f"cannot reach SPARQL endpoint {url}: {error}") from None
             time.sleep(BACKOFF_S * 2 ** attempt)
@@ -94,7 +92,7 @@ class Endpoint:
         return response
 
     def query(self, sparql: str, *, triples: bool = False,
-              dataset: list[tuple[str, str]] = ()) -> QueryResult | list[Triple]:
+              dataset: Sequence[tuple[str, str]] = ()) -> QueryResult | list[Triple]:
         """Solutions/boolean, or the triples of a CONSTRUCT/DESCRIBE when `triples`."""
         form: dict[str, str | list[str]] = {"query": sparql}
         for key, graph in dataset:
