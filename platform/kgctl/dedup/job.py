@@ -104,7 +104,7 @@ def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str,
     accept, reject = [], []
     for row in rows:
         pair = (row["a"].value, row["b"].value)
-        (accept if row["accepted"].value == "true" else reject).append(pair)
+        (accept if row["accepted"].value in ("true", "1") else reject).append(pair)
     return sorted(accept), sorted(reject)
 
 

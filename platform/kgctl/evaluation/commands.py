@@ -170,14 +170,16 @@ def eunomia_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
 
 @command.command(name="oracle")
 @click.option("--benchmark", type=click.Choice(BENCHMARKS), default="mop30", show_default=True)
-@click.option("--store", "store_path", type=click.Path(path_type=Path), required=True,
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="store folder the papers are built into (created if missing)")
+@click.option("--endpoint", help="SPARQL endpoint URL of a remote store instead")
 @click.option("--traces", type=click.Path(path_type=Path),
               help="also write each paper's call trace as <paper>.jsonl into this folder")
 @click.option("--paper", "papers", multiple=True, help="build only this paper (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="print the report and findings as JSON")
 @click.option("--html", type=click.Path(path_type=Path), help="also write an HTML report")
-def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
+def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | None,
+                   traces: Path | None,
                    papers: tuple[str, ...], as_json: bool, html: Path | None) -> None:
     """Round-trip oracle: ground truth -> MCP tool calls -> graph -> read-out -> scores.
 
@@ -191,6 +193,8 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
 
+    if (store_path is None) == (endpoint is None):
+        raise InputError("give exactly one of --store PATH or --endpoint URL")
     root = asset_dir("benchmarks") / benchmark
     known = benchmark_papers(root)
     chosen = list(papers) or known
@@ -200,7 +204,7 @@ def oracle_command(*, benchmark: str, store_path: Path, traces: Path | None,
     gold = load_benchmark(root)
     gold = Loaded(docs={p: d for p, d in gold.docs.items() if p in chosen},
                   problems=gold.problems)
-    store = open_store(path=store_path)
+    store = open_store(path=store_path, endpoint=endpoint)
     try:
         with Progress(disable=as_json) as progress:
             task = progress.add_task("building papers", total=len(chosen))

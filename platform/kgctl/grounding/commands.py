@@ -70,6 +70,8 @@ def _source_options(command):
 @_source_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="The kgctl store holding the paper graphs.")
+@click.option("--store-endpoint", metavar="URL",
+              help="SPARQL endpoint URL of a remote paper store instead of --store.")
 @click.option("--paper", "papers", multiple=True, help="Paper id (repeatable).")
 @click.option("--all", "all_papers", is_flag=True, help="Every paper in the store.")
 @click.option("--mode", type=click.Choice(MODES), default="sameas", show_default=True)
@@ -81,8 +83,8 @@ def _source_options(command):
 @click.pass_context
 def command(ctx: click.Context, class_name: str, endpoint: str | None, reference: Path | None,
             cache_dir: Path | None, refresh: bool, store_path: Path | None,
-            papers: tuple[str, ...], all_papers: bool, mode: str, dry_run: bool,
-            structures: bool, as_json: bool) -> None:
+            store_endpoint: str | None, papers: tuple[str, ...], all_papers: bool, mode: str,
+            dry_run: bool, structures: bool, as_json: bool) -> None:
     """Ground locally minted entities of paper graphs against a reference KG.
 
     Example: kgctl ground --class Species --store kg/ --all --dry-run
@@ -96,9 +98,10 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
     from kgctl.grounding.materialise import materialise
     from kgctl.store import open_store
 
-    if store_path is None or not (papers or all_papers):
-        raise InputError("give --store PATH and --paper ID or --all (see --help)")
-    store = open_store(path=store_path)
+    if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
+        raise InputError("give --store PATH or --store-endpoint URL, and --paper ID or --all "
+                         "(see --help)")
+    store = open_store(path=store_path, endpoint=store_endpoint)
     try:
         known = store.papers()
         chosen = known if all_papers else list(papers)

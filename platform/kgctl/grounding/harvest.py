@@ -26,6 +26,7 @@ from kgctl.errors import InputError, StoreError
 from kgctl.grounding.index import ID_FIELD, LABEL_FIELD, LabelIndex, Row
 from kgctl.grounding.sources import SparqlSource
 from kgctl.grounding.spec import GroundingSpec, PathField
+from kgctl.store.endpoint import RowCapError
 from kgctl.store.sparql import term_to_sparql
 
 INDEX_FORMAT = "4"
@@ -75,17 +76,15 @@ def harvest_rows(source: SparqlSource, spec: GroundingSpec, *, partial: Path,
     """All rows, page by page, resuming after the last complete page of `partial`.
 
     Keyset pages: the subject IRIs are listed once and sorted here; each page asks for the
-    fields of the subjects in one ``[lo, hi]`` range of that order (no server-side sorting).
+    fields of the subjects in one ``[lo, hi]`` range of that order (no server-side sorting,
+    unless a server row cap makes the listing itself page). A page cut at the cap is split.
     """
     rows, after, subjects = _resume(partial)
-    cls = term_to_sparql(NamedNode(spec.target_class))
-    listed = source.select(f"SELECT ?s WHERE {{ ?s a {cls} . FILTER(isIRI(?s)) }}")
-    todo = sorted(s for (s,) in listed if s is not None and s > after)
+    todo = sorted(s for s in list_subjects(source, spec) if s > after)
     with partial.open("a", encoding="utf-8") as out:
         for start in range(0, len(todo), spec.page_size):
             block = todo[start:start + spec.page_size]
-            page = source.select(page_query(spec, lo=block[0], hi=block[-1]))
-            page_rows = [(s, f or "", v) for s, f, v in page]
+            page_rows = _page_rows(source, spec, block)
             out.write(json.dumps({"after": block[-1], "rows": page_rows}) + "\n")
             out.flush()
             rows.extend(page_rows)
@@ -93,6 +92,38 @@ def harvest_rows(source: SparqlSource, spec: GroundingSpec, *, partial: Path,
             if progress is not None:
                 progress(len(rows), subjects)
     return [tuple(r) for r in rows]
+
+
+def list_subjects(source: SparqlSource, spec: GroundingSpec) -> list[str]:
+    """IRIs of the target class's instances; keyset pages (the server's string order) past a
+    row cap (OFFSET past the cap fails on Virtuoso)."""
+    cls = term_to_sparql(NamedNode(spec.target_class))
+    query = f"SELECT ?s WHERE {{ ?s a {cls} . FILTER(isIRI(?s)) }}"
+    try:
+        return [s for (s,) in source.select(query) if s is not None]
+    except RowCapError as exc:
+        page = max(1, exc.cap - 1)
+    found: list[str] = []
+    while True:
+        after = f" && STR(?s) > {term_to_sparql(Literal(found[-1]))}" if found else ""
+        part = source.select(f"SELECT ?s WHERE {{ ?s a {cls} . FILTER(isIRI(?s){after}) }} "
+                             f"ORDER BY STR(?s) LIMIT {page}")
+        found += [s for (s,) in part if s is not None]
+        if len(part) < page:
+            return found
+
+
+def _page_rows(source: SparqlSource, spec: GroundingSpec, block: list[str]) -> list[tuple]:
+    """Rows of the subjects in `block`; halves the block when the server caps the answer."""
+    try:
+        page = source.select(page_query(spec, lo=block[0], hi=block[-1]))
+    except RowCapError:
+        if len(block) == 1:
+            raise
+        middle = len(block) // 2
+        return _page_rows(source, spec, block[:middle]) + _page_rows(source, spec,
+                                                                     block[middle:])
+    return [(s, f or "", v) for s, f, v in page]
 
 
 def _resume(partial: Path) -> tuple[list, str, int]:

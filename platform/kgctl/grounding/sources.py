@@ -15,6 +15,7 @@ from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kgctl.errors import InputError, StoreError
+from kgctl.store.endpoint import CAP_HEADER, RowCapError
 
 DEFAULT_TIMEOUT_S = 120
 Rows = list[tuple[str | None, ...]]
@@ -29,7 +30,7 @@ class SparqlSource(Protocol):
 
 
 class EndpointSource:
-    """A SPARQL 1.1 endpoint (Oxigraph, Fuseki, Blazegraph, GraphDB ...) via SPARQLWrapper."""
+    """A SPARQL 1.1 endpoint via SPARQLWrapper (tested: the Oxigraph server, Virtuoso 7)."""
 
     def __init__(self, url: str, *, timeout: int = DEFAULT_TIMEOUT_S) -> None:
         if not url.startswith(("http://", "https://")):
@@ -46,6 +47,9 @@ class EndpointSource:
         client.setQuery(query)
         try:
             response = client.query().response
+            cap = response.headers.get(CAP_HEADER)
+            if cap is not None and cap.strip().isdigit():  # Virtuoso's ResultSetMaxRows
+                raise RowCapError(self.url, int(cap))
             return json.loads(response.read())
         except SPARQLWrapperException as exc:
             raise StoreError(f"endpoint {self.url} refused the query: {_first_line(exc)}") from exc

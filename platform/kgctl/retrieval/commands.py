@@ -12,6 +12,8 @@ from kgctl.errors import InputError, StoreError
 from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
+from kgctl.store import open_store as open_any
+from kgctl.store.base import GraphStore
 from kgctl.store.embedded import EmbeddedStore
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
@@ -25,9 +27,14 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
                  "describe_entity")
 
 
-def open_store(store: Path | None, data: tuple[Path, ...]) -> EmbeddedStore:
+def open_store(store: Path | None, data: tuple[Path, ...], endpoint: str | None = None
+               ) -> GraphStore:
+    if endpoint is not None:
+        if store is not None or data:
+            raise InputError("give --endpoint or --store/--data, not both")
+        return open_any(endpoint=endpoint)
     if store is None and not data:
-        raise InputError("give --store DIR or --data FILE.trig")
+        raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
     return load_files(EmbeddedStore(store), data)
 
 
@@ -46,6 +53,7 @@ store_options = [
     click.option("--store", type=click.Path(path_type=Path), help="on-disk store directory"),
     click.option("--data", multiple=True, type=click.Path(path_type=Path),
                  help="TriG file loaded into the store first (repeatable)"),
+    click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store"),
 ]
 
 
@@ -67,7 +75,8 @@ def command() -> None:
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
-def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: bool) -> None:
+def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
+        as_json: bool) -> None:
     """Run a SELECT query file over the union of all paper graphs.
 
     Example: kgctl query run q.rq --store ./kg
@@ -76,7 +85,7 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: 
         text = sparql_file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {sparql_file}: {exc.strerror}") from None
-    graph = open_store(store, data)
+    graph = open_store(store, data, endpoint)
     try:
         solutions = graph.query(text, union=True)
     except SyntaxError as exc:
@@ -96,13 +105,14 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], as_json: 
 @command.command(name="shell")
 @click.option("--template", required=True, help="template to start from, e.g. synthesis")
 @with_store
-def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
+def shell(template: str, store: Path | None, data: tuple[Path, ...],
+          endpoint: str | None) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
 
     Example: kgctl query shell --template synthesis --data graph.trig
     """
-    engine = QueryEngine(open_store(store, data), default_ir())
+    engine = QueryEngine(open_store(store, data, endpoint), default_ir())
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
     if view is None:
         raise InputError(f"cannot start from template {template!r}")
@@ -135,8 +145,8 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...]) -> None:
 @command.command(name="serve")
 @with_store
 @transport_options(DEFAULT_PORT)
-def serve(store: Path | None, data: tuple[Path, ...], transport: str, host: str, port: int,
-          session_idle: float) -> None:
+def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
+          host: str, port: int, session_idle: float) -> None:
     """Serve the query-building tools over MCP; the store and indexes load in the background.
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
@@ -144,13 +154,17 @@ def serve(store: Path | None, data: tuple[Path, ...], transport: str, host: str,
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
-    if store is None and not data:
-        raise InputError("give --store DIR or --data FILE.trig")
-    missing = [str(path) for path in data if not path.is_file()]
-    if missing:
-        raise InputError(f"cannot read {', '.join(missing)}: no such file")
-    graph = EmbeddedStore(store)  # a locked store fails here, before serving
-    server = build_server(lambda: QueryEngine(load_files(graph, data), default_ir()))
+    if endpoint is not None:
+        graph = open_store(store, data, endpoint)
+        server = build_server(lambda: QueryEngine(graph, default_ir()))
+    else:
+        if store is None and not data:
+            raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
+        missing = [str(path) for path in data if not path.is_file()]
+        if missing:
+            raise InputError(f"cannot read {', '.join(missing)}: no such file")
+        local = EmbeddedStore(store)  # a locked store fails here, before serving
+        server = build_server(lambda: QueryEngine(load_files(local, data), default_ir()))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

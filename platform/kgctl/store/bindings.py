@@ -1,16 +1,18 @@
-"""Variable bindings for endpoints that lack SEP-0007 substitution: a VALUES block injected as
-the first element of the WHERE group, so FILTERs and BINDs of that group see the values.
+"""Variable bindings for endpoints that lack SEP-0007 substitution: one single-variable VALUES
+block per variable, injected as the first elements of the WHERE group, so FILTERs and BINDs of
+that group see the values. (One multi-variable block is standard too, but Virtuoso 7 cannot
+compile it in some queries; single-variable blocks compile everywhere.)
 
 The values must already be SPARQL terms (from ``kgctl.store.sparql.term_to_sparql``). A small
 lexer skips comments, strings, IRIs, variables and prefixed names, so braces or keywords inside
 them are never taken for the group.
 
 >>> inject_values('SELECT ?where WHERE { ?where <p> ?l }', {"where": "<http://a>"})
-'SELECT ?where WHERE { VALUES (?where) { (<http://a>) } ?where <p> ?l }'
+'SELECT ?where WHERE { VALUES ?where { <http://a> } ?where <p> ?l }'
 >>> inject_values('CONSTRUCT { ?x <q> "{" } WHERE { ?x <p> ?y }', {"y": '"1"'})
-'CONSTRUCT { ?x <q> "{" } WHERE { VALUES (?y) { ("1") } ?x <p> ?y }'
->>> inject_values('ASK { ?x ?p ?o }', {"x": "<http://a>"})
-'ASK { VALUES (?x) { (<http://a>) } ?x ?p ?o }'
+'CONSTRUCT { ?x <q> "{" } WHERE { VALUES ?y { "1" } ?x <p> ?y }'
+>>> inject_values('ASK { ?x ?p ?o }', {"x": "<http://a>", "o": '"b"'})
+'ASK { VALUES ?x { <http://a> } VALUES ?o { "b" } ?x ?p ?o }'
 """
 
 from __future__ import annotations
@@ -72,11 +74,22 @@ def _pattern_start(text: str) -> int:
 
 
 def inject_values(sparql: str, terms: Mapping[str, str]) -> str:
-    """Insert ``VALUES (?a ?b) { (ta tb) }`` at the start of the WHERE group."""
+    """Insert ``VALUES ?a { ta } VALUES ?b { tb }`` at the start of the WHERE group."""
     for name in terms:
         if not _VARNAME.match(name):
             raise InputError(f"invalid variable name in bindings: {name!r}")
     cut = _pattern_start(sparql)
-    names = " ".join(f"?{name}" for name in terms)
-    row = " ".join(terms.values())
-    return f"{sparql[:cut]} VALUES ({names}) {{ ({row}) }}{sparql[cut:]}"
+    blocks = "".join(f" VALUES ?{name} {{ {term} }}" for name, term in terms.items())
+    return f"{sparql[:cut]}{blocks}{sparql[cut:]}"
+
+
+def query_form(sparql: str) -> str:
+    """The query form keyword (SELECT, ASK, CONSTRUCT, DESCRIBE), outside prologue and strings.
+
+    >>> query_form('PREFIX ex: <http://select/> # ASK\\nCONSTRUCT { ?s ex:p "SELECT" } WHERE {}')
+    'CONSTRUCT'
+    """
+    for kind, value, _end in _tokens(sparql):
+        if kind == "word" and value in (*_FORMS, "CONSTRUCT"):
+            return value
+    raise InputError("not a SPARQL query: no SELECT, ASK, CONSTRUCT or DESCRIBE")
