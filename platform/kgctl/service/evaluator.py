@@ -1,0 +1,51 @@
+"""The query worker process: answers read requests from a read-only view of the store.
+
+It reads framed requests from its socket, reopens the view when the owning process says the
+store has changed (a RocksDB read-only view is a snapshot taken when it is opened), and writes
+one framed answer per request. It has no timer: the owning process kills it at the deadline.
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import struct
+
+from pyoxigraph import Store
+
+from kgctl.service.execution import Answer, GraphRequest, Limits, QueryRequest, answer
+
+FRAME = struct.Struct("!Q")
+
+
+def send_frame(sock: socket.socket, payload: bytes) -> None:
+    sock.sendall(FRAME.pack(len(payload)))
+    sock.sendall(payload)
+
+
+def recv_frame(sock: socket.socket) -> bytes | None:
+    header = _recv_exactly(sock, FRAME.size)
+    return None if header is None else _recv_exactly(sock, FRAME.unpack(header)[0])
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    buffer = bytearray()
+    while len(buffer) < size:
+        chunk = sock.recv(size - len(buffer))
+        if not chunk:
+            return None
+        buffer += chunk
+    return bytes(buffer)
+
+
+def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
+    """The worker's main loop (until the owning process closes the socket)."""
+    store, seen = Store.read_only(store_path), 0
+    while (frame := recv_frame(sock)) is not None:
+        generation, request = pickle.loads(frame)
+        request: QueryRequest | GraphRequest
+        if generation != seen:
+            store, seen = Store.read_only(store_path), generation
+        reply: Answer = answer(store, request, limits)
+        send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body),
+                                      protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,78 @@
+"""Graph Store Protocol routes: read any graph, write (PUT/POST/DELETE) with the update token.
+
+A graph is named indirectly (``/store?graph=IRI``, ``/store?default``) or directly: the URL of
+a request under ``/store/`` is itself the graph IRI. Reads run in the query workers under the
+row and byte limits; writes parse the whole body first, so bad data writes nothing.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from pyoxigraph import DefaultGraph, RdfFormat
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kgctl.service.execution import (
+    HTTP_BAD_REQUEST,
+    HTTP_NOT_FOUND,
+    GraphRequest,
+    HttpProblem,
+    iri,
+)
+from kgctl.service.protocol import HTTP_UNSUPPORTED_MEDIA
+
+if TYPE_CHECKING:
+    from kgctl.service.app import Service
+
+HTTP_CREATED = 201
+HTTP_NO_CONTENT = 204
+METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
+GRAPH_FORMATS = (RdfFormat.TURTLE, RdfFormat.N_TRIPLES, RdfFormat.RDF_XML, RdfFormat.JSON_LD)
+
+
+def graph_store_routes(service: Service) -> list[Route]:
+    async def indirect(request: Request) -> Response:
+        params = request.query_params
+        name = params.get("graph")
+        if ("default" in params) == (name is not None):
+            raise HttpProblem(HTTP_BAD_REQUEST, "give exactly one of ?graph=<IRI> or ?default")
+        return await handle(request, name)
+
+    async def direct(request: Request) -> Response:
+        return await handle(request, str(request.url.replace(query="", fragment="")))
+
+    async def handle(request: Request, name: str | None) -> Response:
+        graph = DefaultGraph() if name is None else iri(name)
+        if request.method in ("GET", "HEAD"):
+            params = request.query_params
+            return await service.read(GraphRequest(graph=name,
+                                                   accept=request.headers.get("accept"),
+                                                   format=params.get("format")))
+        dataset = service.dataset
+        if request.method == "DELETE":
+            if not await service.write(request, partial(dataset.delete_graph, graph)):
+                raise HttpProblem(HTTP_NOT_FOUND, f"no graph {name} in this store")
+            return Response(status_code=HTTP_NO_CONTENT)
+        fmt = _format_of(request.headers.get("content-type"))
+        data = await service.body(request, service.config.max_bytes)
+        created = await service.write(request, partial(
+            dataset.put_graph, graph, data, fmt=fmt, base_iri=name or service.base_iri(request),
+            replace=request.method == "PUT"))
+        return Response(status_code=HTTP_CREATED if created else HTTP_NO_CONTENT)
+
+    return [Route("/store", indirect, methods=METHODS),
+            Route("/store/{path:path}", direct, methods=METHODS)]
+
+
+def _format_of(content_type: str | None) -> RdfFormat:
+    media = (content_type or "").split(";")[0].strip().lower()
+    fmt = RdfFormat.from_media_type(media) if media else None
+    if fmt not in GRAPH_FORMATS:
+        raise HttpProblem(HTTP_UNSUPPORTED_MEDIA, f"unsupported Content-Type {content_type!r} "
+                          "for a graph; send Turtle, N-Triples, RDF/XML or JSON-LD")
+    return fmt
+
+
