@@ -3,6 +3,7 @@ directory, and the MOP-30 graph rebuilt by replaying the bundled traces (once pe
 
 from __future__ import annotations
 
+import socket
 import tempfile
 import threading
 import time
@@ -66,3 +67,9 @@ def live_server(store: Store | Dataset, config: ServiceConfig | None = None, *,
     finally:
         server.should_exit = True
         thread.join(STARTUP_S)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -18,7 +18,7 @@ from kgctl.agent.demo import bundled_traces
 from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
 
-STARTUP_S = 20.0
+STARTUP_S = 60.0
 
 
 def test_help_shows_example_and_loopback_default() -> None:

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 from pyoxigraph import Store
-from service_helpers import PAPER_GRAPH, live_server, sample_store
+from service_helpers import PAPER_GRAPH, live_server, sample_quads, sample_store
 
 from kgctl.service.app import ServiceConfig
 
@@ -60,14 +60,14 @@ def test_update_with_token_writes_atomically(url: str, store: Store) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     bad = httpx.post(f"{url}/update", data={"update": INSERT + " ; INSERT DATA { oops"},
                      headers=auth)
-    assert bad.status_code == 400 and size(store) == len(sample_store())
+    assert bad.status_code == 400 and size(store) == len(sample_quads())
     done = httpx.post(f"{url}/update", content=INSERT.encode(),
                       headers={**auth, "Content-Type": "application/sparql-update"})
     assert done.status_code == 204
     ask = httpx.get(f"{url}/query", params={"query": 'ASK { GRAPH <urn:x:g> { ?s ?p "pwned" } }'})
     assert ask.json()["boolean"] is True
     httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:g>"}, headers=auth)
-    assert size(store) == len(sample_store())
+    assert size(store) == len(sample_quads())
 
 
 def test_updates_disabled_without_configured_token(store: Store) -> None:
@@ -131,6 +131,6 @@ def test_serving_does_not_block_a_writer(url: str, store: Store) -> None:
     assert done.status_code == 204 and elapsed < RESPONSIVE_S
     assert reader.is_alive()  # the long query was still being served meanwhile
     count = httpx.get(f"{url}/query", params={"query": COUNT}).json()
-    assert int(count["results"]["bindings"][0]["n"]["value"]) == len(sample_store()) + 1
+    assert int(count["results"]["bindings"][0]["n"]["value"]) == len(sample_quads()) + 1
     reader.join(30)
     httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:g>"}, headers=auth)

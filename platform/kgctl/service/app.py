@@ -33,7 +33,6 @@ from kgctl.service.dataset import Dataset
 from kgctl.service.description import describe
 from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
-    Answer,
     GraphRequest,
     HttpProblem,
     Limits,
@@ -58,7 +57,7 @@ HTTP_SERVER_ERROR = 500
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
 DEFAULT_MAX_BYTES = 64_000_000
-DEFAULT_WORKERS = 4
+DEFAULT_WORKERS = 8
 DEFAULT_LONG_QUERIES = 2
 DEFAULT_BODY_TIMEOUT_S = 30.0
 MAX_BODY_BYTES = 1_000_000
@@ -100,8 +99,8 @@ class Service:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
 
     async def read(self, request: QueryRequest | GraphRequest) -> Response:
-        answer: Answer = await self.workers.run(request)
-        return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
+        status, media_type, body = await self.workers.run(request)
+        return Response(body, status_code=status, media_type=media_type)
 
     async def write(self, request: Request, change: Callable[[], object]) -> object:
         """Run `change` in the writer thread once the bearer token is checked; readers see it

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 import socket
 import struct
+import time
 
 from pyoxigraph import Store
 
@@ -47,5 +48,6 @@ def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
         if generation != seen:
             store, seen = Store.read_only(store_path), generation
         reply: Answer = answer(store, request, limits)
-        send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body),
-                                      protocol=pickle.HIGHEST_PROTOCOL))
+        # the CPU time used so far lets the owner tell a computing query from a waiting one
+        send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body,
+                                       time.process_time()), protocol=pickle.HIGHEST_PROTOCOL))

@@ -2,139 +2,220 @@
 
 Each read request runs in a worker process over a read-only view of the store (the owning
 process keeps the only writer). A query that passes its deadline is killed with its process,
-so it stops using CPU at once, and a fresh worker takes its place. Every query first gets a
-short budget; one that outlasts it becomes *long*: only ``max_long`` long queries run at a
-time (a further one is answered 503 at once), and each long query hands its pool seat to a
-new worker, so a burst of runaway queries never leaves cheap queries without a worker.
+so it stops using CPU at once, and a fresh worker takes its place.
+
+A burst of runaway queries must not starve cheap ones. Every query first gets a short budget;
+when it is spent, a query that has really computed (CPU time, not time spent waiting for a
+core) becomes *long*: its worker leaves the pool (a new one takes its seat), runs at a lower
+CPU priority, and retires afterwards. Only ``max_long`` long queries run at once; past that a
+computing query is stopped (503) at the end of a shorter budget, so a burst drains quickly and
+cheap queries keep finding a worker and a core.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
+import os
 import pickle
+import signal
 import socket
-from dataclasses import dataclass
-from multiprocessing.process import BaseProcess
+from collections import deque
+from pathlib import Path
 
-from kgctl.service import evaluator
 from kgctl.service.evaluator import FRAME
 from kgctl.service.execution import (
     HTTP_UNAVAILABLE,
-    Answer,
     GraphRequest,
     HttpProblem,
     Limits,
     QueryRequest,
     query_timeout,
 )
+from kgctl.service.spawner import Spawner
 
 HTTP_SERVER_ERROR = 500
-SHORT_BUDGET_S = 0.25  # a query running longer than this is a long query
+SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
+BUSY_BUDGET_S = 0.05  # the same while the long lane is full
+COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
+LONG_NICENESS = 10  # long queries yield the cores to short ones
 QUEUE_WAIT_S = 60.0  # longest wait for a free worker before the query is answered 503
 START_S = 60.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+Reply = tuple[int, str, bytes]  # status, media type, body
 
 
-@dataclass(eq=False)
-class Worker:
-    process: BaseProcess
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
+class Worker(asyncio.Protocol):
+    """The owning process's end of one worker's socket: one request, one framed reply."""
 
-    async def ask(self, payload: bytes) -> Answer:
-        self.writer.write(FRAME.pack(len(payload)) + payload)
-        header = await self.reader.readexactly(FRAME.size)
-        status, media_type, body = pickle.loads(
-            await self.reader.readexactly(FRAME.unpack(header)[0]))
-        return Answer(status=status, media_type=media_type, body=body)
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
+        self.transport: asyncio.Transport | None = None
+        self.cpu_s = 0.0  # the worker's CPU time when it last answered
+        self._buffer = bytearray()
+        self._reply: asyncio.Future[Reply] | None = None
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+
+    def ask(self, payload: bytes) -> asyncio.Future[Reply]:
+        self._reply = asyncio.get_running_loop().create_future()
+        assert self.transport is not None
+        self.transport.write(FRAME.pack(len(payload)) + payload)
+        return self._reply
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if len(self._buffer) < FRAME.size:
+            return
+        size = FRAME.unpack_from(self._buffer)[0]
+        if len(self._buffer) >= FRAME.size + size and self._reply and not self._reply.done():
+            status, media_type, body, self.cpu_s = pickle.loads(
+                self._buffer[FRAME.size:FRAME.size + size])
+            del self._buffer[:FRAME.size + size]
+            self._reply.set_result((status, media_type, body))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._reply and not self._reply.done():
+            self._reply.set_exception(ConnectionError("the query worker stopped"))
+
+    def computing(self) -> bool:
+        """Whether the current query has used real CPU time (True where that is unknown)."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return True
+        used = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS - self.cpu_s
+        return used >= COMPUTING_CPU_S
+
+    def lower_priority(self) -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, self.pid, LONG_NICENESS)
+        except OSError:  # already gone: nothing to slow down
+            pass
+
+    def kill(self) -> None:
+        if self._reply is not None:
+            self._reply.cancel()  # no one waits for it any more
+        try:
+            signal.pidfd_send_signal(self._handle, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(self._handle)
+        if self.transport is not None:
+            self.transport.close()
 
 
 class QueryWorkers:
-    """`size` worker processes for read requests plus at most `max_long` long-running ones."""
+    """`size` pooled worker processes plus at most `max_long` running long queries."""
 
     def __init__(self, store_path: str, *, size: int, max_long: int, limits: Limits,
                  timeout_s: float) -> None:
         self._path, self._size, self._max_long = store_path, size, max_long
         self._limits, self._timeout_s = limits, timeout_s
-        self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["kgctl.service.evaluator"])
-        self._idle: asyncio.Queue[Worker] = asyncio.Queue()
+        self._spawner: Spawner | None = None
+        self._idle: list[Worker] = []
+        self._waiting: deque[asyncio.Future[Worker]] = deque()
         self._long = 0
-        self._pending: set[asyncio.Task] = set()
+        self._background: set[asyncio.Future] = set()
         self._all: set[Worker] = set()
         self.generation = 0  # bumped by the writer: workers reopen their view
 
     async def start(self) -> None:
+        self._spawner = Spawner(self._path, self._limits)
         await asyncio.gather(*(self._add() for _ in range(self._size)))
 
     async def close(self) -> None:
-        for task in self._pending:
+        for task in self._background:
             task.cancel()
         for worker in list(self._all):
-            self._retire(worker)
+            self._all.discard(worker)
+            worker.kill()
+        if self._spawner is not None:
+            self._spawner.close()
 
-    async def run(self, request: QueryRequest | GraphRequest) -> Answer:
-        """The answer within the time limit, or 503 (timed out, or too many long queries)."""
-        try:
-            worker = await asyncio.wait_for(self._idle.get(), QUEUE_WAIT_S)
-        except TimeoutError:
-            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
-                              f"{QUEUE_WAIT_S:g} s; retry later") from None
-        payload = pickle.dumps((self.generation, request), protocol=pickle.HIGHEST_PROTOCOL)
-        reply = asyncio.ensure_future(worker.ask(payload))
+    async def run(self, request: QueryRequest | GraphRequest) -> Reply:
+        """(status, media type, body) within the time limit, or 503."""
+        worker = self._idle.pop() if self._idle else await self._wait_for_worker()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout_s
+        reply = worker.ask(pickle.dumps((self.generation, request), pickle.HIGHEST_PROTOCOL))
         long = False
         try:
-            done, _ = await asyncio.wait({reply}, timeout=min(SHORT_BUDGET_S, self._timeout_s))
-            if not done and self._timeout_s > SHORT_BUDGET_S:
+            while not reply.done():
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise query_timeout(self._timeout_s)
+                if long:
+                    await asyncio.wait({reply}, timeout=left)
+                    continue
+                budget = SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S
+                await asyncio.wait({reply}, timeout=min(budget, left))
+                if reply.done() or loop.time() >= deadline or not worker.computing():
+                    continue
                 if self._long >= self._max_long:
                     raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: {self._max_long} long "
                                       "queries are running; retry later")
                 long, self._long = True, self._long + 1
-                self._replace()  # the long query's seat in the pool goes to a new worker
-                done, _ = await asyncio.wait({reply}, timeout=self._timeout_s - SHORT_BUDGET_S)
-            if not done:
-                raise query_timeout(self._timeout_s)
+                worker.lower_priority()
+                self._start(self._add())  # its seat in the pool goes to a new worker
             answer = reply.result()
-        except asyncio.IncompleteReadError:
+        except ConnectionError:
             self._retire(worker, replace=not long)
             raise HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); "
                               "narrow the query") from None
         except BaseException:
-            reply.cancel()
             self._retire(worker, replace=not long)
             raise
         finally:
             if long:
                 self._long -= 1
         if long:
-            self._retire(worker)
+            self._retire(worker, replace=False)
         else:
-            self._idle.put_nowait(worker)
+            self._release(worker)
         return answer
 
-    def _replace(self) -> None:
-        task = asyncio.create_task(self._add())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+    async def _wait_for_worker(self) -> Worker:
+        seat: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
+        self._waiting.append(seat)
+        try:
+            return await asyncio.wait_for(asyncio.shield(seat), QUEUE_WAIT_S)
+        except BaseException as exc:
+            if seat.done() and not seat.cancelled():
+                self._release(seat.result())  # handed a worker just as it gave up
+            seat.cancel()
+            if isinstance(exc, TimeoutError):
+                raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free "
+                                  f"for {QUEUE_WAIT_S:g} s; retry later") from None
+            raise
+
+    def _release(self, worker: Worker) -> None:
+        while self._waiting:
+            seat = self._waiting.popleft()
+            if not seat.done():
+                seat.set_result(worker)
+                return
+        self._idle.append(worker)
 
     async def _add(self) -> None:
+        assert self._spawner is not None
         ours, theirs = socket.socketpair()
-        process = self._context.Process(target=evaluator.serve, daemon=True,
-                                        args=(theirs, self._path, self._limits))
-        await asyncio.wait_for(asyncio.to_thread(process.start), START_S)
-        theirs.close()
-        reader, writer = await asyncio.open_connection(sock=ours)
-        worker = Worker(process, reader, writer)
+        with theirs:
+            pid = await asyncio.wait_for(asyncio.to_thread(self._spawner.spawn, theirs), START_S)
+        loop = asyncio.get_running_loop()
+        _, worker = await loop.create_connection(lambda: Worker(pid), sock=ours)
         self._all.add(worker)
-        self._idle.put_nowait(worker)
+        self._release(worker)
 
-    def _retire(self, worker: Worker, *, replace: bool = False) -> None:
-        """Kill the worker's process (wherever it is) and reap it; optionally start another."""
+    def _retire(self, worker: Worker, *, replace: bool) -> None:
+        """Kill the worker's process (wherever it is) and start another if asked."""
         self._all.discard(worker)
-        worker.writer.close()
-        worker.process.kill()
-        task = asyncio.ensure_future(asyncio.to_thread(worker.process.join))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        worker.kill()
         if replace:
-            self._replace()
+            self._start(self._add())
+
+    def _start(self, job) -> None:
+        task = asyncio.ensure_future(job)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
