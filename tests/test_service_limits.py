@@ -25,6 +25,10 @@ RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?
 PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatChill> } }"
 RUNAWAYS = 24
 PROBE_BOUND_S = 1.0
+BURST_TIMEOUT_S = 5.0  # runaways of the burst run this long unless stopped earlier
+# a probe stuck behind the burst would wait BURST_TIMEOUT_S; the bound leaves room for a busy
+# machine (scripts/bench_service.py measures the figure itself)
+BURST_PROBE_BOUND_S = 2.5
 SLOW_CLIENTS = 50
 HEADER_TIMEOUT_S = 2.0
 # 8 rows, each a string doubled 20 times from 64 bytes: 537 MB if nothing stops it
@@ -139,7 +143,7 @@ def served(tmp_path_factory) -> Iterator[tuple[str, int]]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
-         str(directory), "--port", str(port), "--timeout", str(TIMEOUT_S)],
+         str(directory), "--port", str(port), "--timeout", str(BURST_TIMEOUT_S)],
         stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + STARTUP_S
@@ -181,7 +185,7 @@ def test_runaway_burst_is_killed_while_cheap_queries_answer(served: tuple[str, i
         stop.set()
         prober.join()
     assert statuses == [503] * RUNAWAYS
-    assert len(probes) >= 3 and max(probes) < PROBE_BOUND_S
+    assert len(probes) >= 3 and max(probes) < BURST_PROBE_BOUND_S
     before = descendants_cpu_ticks(pid)
     time.sleep(0.5)
     assert descendants_cpu_ticks(pid) - before < 0.2 * CLOCK_TICKS  # nothing computes on

@@ -17,6 +17,8 @@ from pyoxigraph import Store
 from kgctl.service.execution import Answer, GraphRequest, Limits, QueryRequest, answer
 
 FRAME = struct.Struct("!Q")
+OPEN_ATTEMPTS = 5
+OPEN_RETRY_S = 0.02
 
 
 def send_frame(sock: socket.socket, payload: bytes) -> None:
@@ -39,14 +41,26 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
     return bytes(buffer)
 
 
+def open_view(store_path: str) -> Store:
+    """A read-only view; retried, since the writer may be switching files while it opens."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return Store.read_only(store_path)
+        except OSError:
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(OPEN_RETRY_S)
+    raise AssertionError("unreachable")
+
+
 def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
     """The worker's main loop (until the owning process closes the socket)."""
-    store, seen = Store.read_only(store_path), 0
+    store, seen = open_view(store_path), 0
     while (frame := recv_frame(sock)) is not None:
         generation, request = pickle.loads(frame)
         request: QueryRequest | GraphRequest
         if generation != seen:
-            store, seen = Store.read_only(store_path), generation
+            store, seen = open_view(store_path), generation
         reply: Answer = answer(store, request, limits)
         # the CPU time used so far lets the owner tell a computing query from a waiting one
         send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body,

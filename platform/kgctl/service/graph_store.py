@@ -1,12 +1,14 @@
 """Graph Store Protocol routes: read any graph, write (PUT/POST/DELETE) with the update token.
 
 A graph is named indirectly (``/store?graph=IRI``, ``/store?default``) or directly: the URL of
-a request under ``/store/`` is itself the graph IRI. Reads run in the query workers under the
-row and byte limits; writes parse the whole body first, so bad data writes nothing.
+a request under ``/store/`` is itself the graph IRI. A POST to ``/store`` alone creates a new
+graph under ``/store/`` and answers its IRI in ``Location``. Reads run in the query workers
+under the row and byte limits; writes parse the whole body first, so bad data writes nothing.
 """
 
 from __future__ import annotations
 
+import uuid
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -37,6 +39,10 @@ def graph_store_routes(service: Service) -> list[Route]:
     async def indirect(request: Request) -> Response:
         params = request.query_params
         name = params.get("graph")
+        if request.method == "POST" and not params:
+            name = str(request.url.replace(path=f"/store/{uuid.uuid4().hex}", query=""))
+            await write(request, name)
+            return Response(status_code=HTTP_CREATED, headers={"Location": name})
         if ("default" in params) == (name is not None):
             raise HttpProblem(HTTP_BAD_REQUEST, "give exactly one of ?graph=<IRI> or ?default")
         return await handle(request, name)
@@ -56,12 +62,17 @@ def graph_store_routes(service: Service) -> list[Route]:
             if not await service.write(request, partial(dataset.delete_graph, graph)):
                 raise HttpProblem(HTTP_NOT_FOUND, f"no graph {name} in this store")
             return Response(status_code=HTTP_NO_CONTENT)
+        created = await write(request, name)
+        return Response(status_code=HTTP_CREATED if created else HTTP_NO_CONTENT)
+
+    async def write(request: Request, name: str | None) -> bool:
+        """PUT or POST the request's body into the graph `name`; True when it is new."""
         fmt = _format_of(request.headers.get("content-type"))
         data = await service.body(request, service.config.max_bytes)
-        created = await service.write(request, partial(
-            dataset.put_graph, graph, data, fmt=fmt, base_iri=name or service.base_iri(request),
-            replace=request.method == "PUT"))
-        return Response(status_code=HTTP_CREATED if created else HTTP_NO_CONTENT)
+        graph = DefaultGraph() if name is None else iri(name)
+        return await service.write(request, partial(
+            service.dataset.put_graph, graph, data, fmt=fmt,
+            base_iri=name or service.base_iri(request), replace=request.method == "PUT"))
 
     return [Route("/store", indirect, methods=METHODS),
             Route("/store/{path:path}", direct, methods=METHODS)]

@@ -60,8 +60,10 @@ class Worker(asyncio.Protocol):
 
     def ask(self, payload: bytes) -> asyncio.Future[Reply]:
         self._reply = asyncio.get_running_loop().create_future()
-        assert self.transport is not None
-        self.transport.write(FRAME.pack(len(payload)) + payload)
+        if self.transport is None or self.transport.is_closing():  # it died while idle
+            self._reply.set_exception(ConnectionError("the query worker stopped"))
+        else:
+            self.transport.write(FRAME.pack(len(payload)) + payload)
         return self._reply
 
     def data_received(self, data: bytes) -> None:
@@ -135,7 +137,19 @@ class QueryWorkers:
             self._spawner.close()
 
     async def run(self, request: QueryRequest | GraphRequest) -> Reply:
-        """(status, media type, body) within the time limit, or 503."""
+        """(status, media type, body) within the time limit, or 503. A read that loses its
+        worker (a view opened while the writer switched files) is tried once more."""
+        try:
+            return await self._run_once(request)
+        except ConnectionError:
+            pass
+        try:
+            return await self._run_once(request)
+        except ConnectionError:
+            raise HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); "
+                              "narrow the query") from None
+
+    async def _run_once(self, request: QueryRequest | GraphRequest) -> Reply:
         worker = self._idle.pop() if self._idle else await self._wait_for_worker()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout_s
@@ -160,10 +174,6 @@ class QueryWorkers:
                 worker.lower_priority()
                 self._start(self._add())  # its seat in the pool goes to a new worker
             answer = reply.result()
-        except ConnectionError:
-            self._retire(worker, replace=not long)
-            raise HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); "
-                              "narrow the query") from None
         except BaseException:
             self._retire(worker, replace=not long)
             raise
