@@ -15,7 +15,7 @@ import hmac
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -48,6 +48,9 @@ from kgctl.service.update_dataset import with_dataset
 from kgctl.service.workers import QueryWorkers
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+# YASGUI is fetched at build time (scripts/fetch_yasgui.py); without it the page is a plain editor
+YASGUI_PAGE, PLAIN_PAGE = STATIC_DIR / "yasgui.html", STATIC_DIR / "index.html"
+YASGUI_SCRIPT = STATIC_DIR / "yasgui" / "yasgui.min.js"
 HTTP_NO_CONTENT = 204
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
@@ -184,7 +187,10 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def page(request: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html")
+        return FileResponse(YASGUI_PAGE if YASGUI_SCRIPT.exists() else PLAIN_PAGE)
+
+    async def prefixes(request: Request) -> Response:
+        return JSONResponse(ontology_prefixes())
 
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HttpProblem)
@@ -205,6 +211,7 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
         Route("/update", update_endpoint, methods=["POST"]),
         *graph_store_routes(service),
         Route("/papers", papers),
+        Route("/prefixes", prefixes),
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
@@ -215,6 +222,14 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
                                      allow_headers=["Authorization", "Content-Type"]))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                      exception_handlers={HttpProblem: problem})
+
+
+@cache
+def ontology_prefixes() -> dict[str, str]:
+    """Prefix -> namespace of the bundled ontologies, for the query page."""
+    from kgctl.ontology import default_ir  # loaded on first use: serving does not need it
+
+    return dict(default_ir().prefixes)
 
 
 def authorise(request: Request, token: str | None) -> None:
