@@ -107,7 +107,7 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
     if isinstance(result, QuerySolutions):
         fmt = choose(request, SOLUTION_TYPES)
         variables = [v.value for v in result.variables]
-        rows = (tuple(s[v] for v in variables) for s in _bounded(result, limits, "rows"))
+        rows = (tuple(solution) for solution in _bounded(result, limits, "rows"))
         _fill(sink, limits, lambda: [sink.write(c) for c in WRITERS[fmt](variables, rows)])
     else:
         fmt = choose(request, GRAPH_TYPES)

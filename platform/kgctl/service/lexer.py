@@ -3,9 +3,8 @@ r"""The few lexical facts the service needs from a SPARQL text, read as the gram
 ``\u`` escapes are decoded first (SPARQL applies them before parsing), then comments, strings
 and IRIs are taken whole, so a keyword inside them is inert and an escaped one is not.
 
->>> [(t.kind, t.text) for t in tokens('ASK { ?s ex:p "WHERE" } # WHERE\nSERVICE <urn:x>')]
-[('word', 'ASK'), ('brace', '{'), ('word', '?s'), ('word', 'ex:p'), ('brace', '}'), \
-('word', 'SERVICE'), ('iri', '<urn:x>')]
+>>> [t.text for t in tokens('ASK { ?s ex:p "WHERE" } # WHERE\nSERVICE <urn:x>')]
+['ASK', '{', '?s', 'ex:p', '}', 'SERVICE', '<urn:x>']
 """
 
 from __future__ import annotations

@@ -87,12 +87,19 @@ def term_json(term: NamedNode | BlankNode | Literal | Triple) -> dict:
 
 def json_chunks(variables: Sequence[str], rows: Iterable[Row]) -> Iterator[bytes]:
     yield b'{"head":{"vars":' + json.dumps(list(variables)).encode() + b'},"results":{"bindings":['
-    separator = b""
+    keys = [json.dumps(name) + ":" for name in variables]
+    written: dict[NamedNode | BlankNode | Literal | Triple, str] = {}  # terms repeat: encode once
+    separator = ""
     for row in rows:
-        binding = {name: term_json(cell)
-                   for name, cell in zip(variables, row, strict=True) if cell is not None}
-        yield separator + json.dumps(binding, ensure_ascii=False).encode()
-        separator = b","
+        parts = []
+        for key, cell in zip(keys, row, strict=True):
+            if cell is not None:
+                text = written.get(cell)
+                if text is None:
+                    text = written[cell] = json.dumps(term_json(cell), ensure_ascii=False)
+                parts.append(key + text)
+        yield f"{separator}{{{','.join(parts)}}}".encode()
+        separator = ","
     yield b"]}}"
 
 

@@ -61,6 +61,9 @@ def guarded_protocol(header_timeout_s: float) -> type[HttpToolsProtocol]:
                 self.transport.close()
 
         def connection_made(self, transport) -> None:  # type: ignore[override]
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             super().connection_made(transport)
             self._arm()
 
