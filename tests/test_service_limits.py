@@ -31,6 +31,7 @@ BURST_TIMEOUT_S = 5.0  # runaways of the burst run this long unless stopped earl
 BURST_PROBE_BOUND_S = 2.5
 SLOW_CLIENTS = 50
 HEADER_TIMEOUT_S = 2.0
+BODY_TIMEOUT_S = 1.0
 # 8 rows, each a string doubled 20 times from 64 bytes: 537 MB if nothing stops it
 DOUBLINGS = 20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -49,7 +50,8 @@ def store() -> Store:
 
 @pytest.fixture(scope="module")
 def url(store: Store):
-    config = ServiceConfig(timeout_s=TIMEOUT_S, max_bytes=1_000_000, workers=4, long_queries=2)
+    config = ServiceConfig(timeout_s=TIMEOUT_S, max_bytes=1_000_000, workers=4, long_queries=2,
+                           body_timeout_s=BODY_TIMEOUT_S)
     with live_server(store, config, header_timeout_s=HEADER_TIMEOUT_S) as base:
         yield base
 
@@ -111,6 +113,15 @@ def test_slow_clients_are_cut_off_and_do_not_block_others(url: str) -> None:
         for sock in slow:
             sock.close()
 
+
+
+def test_slow_body_is_refused(url: str) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+                     b"Content-Type: application/sparql-query\r\n\r\nASK")  # 97 bytes owed
+        sock.settimeout(BODY_TIMEOUT_S + 10)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 408")
 
 
 def descendants_cpu_ticks(root: int) -> int:

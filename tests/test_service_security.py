@@ -134,3 +134,44 @@ def test_serving_does_not_block_a_writer(url: str, store: Store) -> None:
     assert int(count["results"]["bindings"][0]["n"]["value"]) == len(sample_quads()) + 1
     reader.join(30)
     httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:g>"}, headers=auth)
+
+
+def test_graph_store_writes_need_the_token_and_bad_data_writes_nothing(url: str,
+                                                                       store: Store) -> None:
+    graph = "urn:x:gsp"
+    turtle = {"Content-Type": "text/turtle"}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    refused = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b> 1 .",
+                        headers=turtle)
+    assert refused.status_code == 401
+    bad = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b",
+                    headers={**turtle, **auth})
+    assert bad.status_code == 400 and size(store) == len(sample_quads())
+    created = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b> 1 .",
+                        headers={**turtle, **auth})
+    assert created.status_code == 201
+    got = httpx.get(f"{url}/store", params={"graph": graph, "format": "nt"})
+    assert got.text == '<urn:a> <urn:b> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    head = httpx.head(f"{url}/store", params={"graph": graph, "format": "nt"})
+    assert int(head.headers["content-length"]) == len(got.content)
+    assert httpx.delete(f"{url}/store", params={"graph": graph}).status_code == 401
+    assert httpx.delete(f"{url}/store", params={"graph": graph}, headers=auth).status_code == 204
+    assert httpx.get(f"{url}/store", params={"graph": graph}).status_code == 404
+    assert size(store) == len(sample_quads())
+
+
+def test_update_takes_the_protocol_dataset_and_refuses_a_conflicting_one(url: str) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    copy = "INSERT { GRAPH <urn:x:copy> { ?s ?p ?o } } WHERE { ?s ?p ?o }"
+    done = httpx.post(f"{url}/update", data={"update": copy, "using-graph-uri": PAPER_GRAPH},
+                      headers=auth)
+    assert done.status_code == 204
+    count = httpx.get(f"{url}/query", params={
+        "query": "SELECT (COUNT(*) AS ?n) { GRAPH <urn:x:copy> { ?s ?p ?o } }"}).json()
+    papers = {p["graph"]: p["triples"] for p in httpx.get(f"{url}/papers").json()}
+    assert int(count["results"]["bindings"][0]["n"]["value"]) == papers[PAPER_GRAPH]
+    conflict = httpx.post(f"{url}/update", headers=auth, data={
+        "update": f"WITH <{PAPER_GRAPH}> DELETE {{ ?s ?p ?o }} WHERE {{ ?s ?p ?o }}",
+        "using-named-graph-uri": PAPER_GRAPH})
+    assert conflict.status_code == 400 and "USING/WITH" in conflict.text
+    httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:copy>"}, headers=auth)
