@@ -63,7 +63,7 @@ def test_kgctl_passes_every_case_oxigraph_passes(suite: str, kgctl: Target,
                                                  oxigraph: Target) -> None:
     cases = load_cases(suite)
     assert len(cases) == EXPECTED_CASES[suite]
-    failures = {server: {c.name: run_case(c, target) for c in cases}
+    failures = {server: {c.iri.rsplit("#", 1)[-1]: run_case(c, target) for c in cases}
                 for server, target in (("kgctl", kgctl), ("oxigraph", oxigraph))}
     passed = {server: {name for name, problem in results.items() if problem is None}
               for server, results in failures.items()}

@@ -41,7 +41,7 @@ from kgctl.service.execution import (
 )
 from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
-from kgctl.service.hosts import LOOPBACK_NAMES, HostGuard
+from kgctl.service.hosts import LOOPBACK_NAMES, HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, parse_operation
 from kgctl.service.update_dataset import with_dataset
@@ -126,7 +126,8 @@ class Service:
             raise HttpProblem(HTTP_REQUEST_TIMEOUT, "request body not received in time") from None
 
     def base_iri(self, request: Request) -> str:
-        return self.config.base_iri or str(request.url.replace(query="", fragment=""))
+        """The configured base IRI, else the URL the request went to (without its query)."""
+        return self.config.base_iri or request_url(request.scope)
 
     async def start(self) -> None:
         await self.workers.start()
@@ -175,7 +176,7 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
     def description(request: Request) -> Response:
         fmt: RdfFormat = choose(GraphRequest(graph=None, accept=request.headers.get("accept")),
                                 GRAPH_TYPES)
-        body = describe(str(request.url), fmt, updates=config.update_token is not None,
+        body = describe(request_url(request.scope), fmt, updates=config.update_token is not None,
                         union_default=config.union_default)
         return Response(body, media_type=fmt.media_type)
 

@@ -98,7 +98,7 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
                                union=request.union, base_iri=request.base_iri)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # evaluation errors, an unusable base IRI
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
     if isinstance(result, QueryBoolean):
         fmt = choose(request, SOLUTION_TYPES)

@@ -24,6 +24,7 @@ from kgctl.service.execution import (
     HttpProblem,
     iri,
 )
+from kgctl.service.hosts import request_url
 from kgctl.service.protocol import HTTP_UNSUPPORTED_MEDIA
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def graph_store_routes(service: Service) -> list[Route]:
         params = request.query_params
         name = params.get("graph")
         if request.method == "POST" and not params:
-            name = str(request.url.replace(path=f"/store/{uuid.uuid4().hex}", query=""))
+            name = f"{request_url(request.scope)}/{uuid.uuid4().hex}"
             await write(request, name)
             return Response(status_code=HTTP_CREATED, headers={"Location": name})
         if ("default" in params) == (name is not None):
@@ -48,7 +49,7 @@ def graph_store_routes(service: Service) -> list[Route]:
         return await handle(request, name)
 
     async def direct(request: Request) -> Response:
-        return await handle(request, str(request.url.replace(query="", fragment="")))
+        return await handle(request, request_url(request.scope))
 
     async def handle(request: Request, name: str | None) -> Response:
         graph = DefaultGraph() if name is None else iri(name)

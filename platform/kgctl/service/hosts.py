@@ -21,6 +21,13 @@ def host_name(header: str) -> str:
     return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
+def request_url(scope) -> str:
+    """The URL an HTTP request went to, without its query (as the client wrote its path)."""
+    host = next((v for k, v in scope["headers"] if k == b"host"), b"localhost")
+    path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
+    return f"{scope['scheme']}://{host.decode('latin-1')}{path}"
+
+
 class HostGuard:
     """ASGI middleware: 400 for a Host header outside `allowed` (``*`` allows any)."""
 
