@@ -3,7 +3,8 @@
 Routes (the table at the end of `create_app`): ``/query`` and ``/sparql`` (queries; ``/sparql``
 also takes updates by POST; a bare GET answers the service description), ``/update``,
 ``/store`` (Graph Store Protocol, ``?graph=`` or ``?default``; ``/store/...`` identifies a
-graph by its own URL), ``/papers`` (JSON), ``/healthz``, ``/`` (page) and ``/static/*``.
+graph by its own URL), ``/papers`` and ``/prefixes`` (JSON), ``/healthz``, ``/`` (page) and
+``/static/*``.
 Reads run in killable worker processes (kgctl.service.workers); writes run in this process,
 one at a time, in a writer thread.
 """
@@ -104,6 +105,9 @@ class Service:
     async def read(self, request: QueryRequest | GraphRequest) -> Response:
         status, media_type, body = await self.workers.run(request)
         return Response(body, status_code=status, media_type=media_type)
+
+    def authorise(self, request: Request) -> None:
+        authorise(request, self.config.update_token)
 
     async def write(self, request: Request, change: Callable[[], object]) -> object:
         """Run `change` in the writer thread once the bearer token is checked; readers see it

@@ -84,11 +84,12 @@ class Dataset:
             except OSError as exc:
                 raise StoreError(f"update failed, nothing written: {exc}") from None
 
-    def put_graph(self, graph: NamedNode | DefaultGraph, data: bytes, *, fmt: RdfFormat,
-                  base_iri: str, replace: bool) -> bool:
-        """Graph Store Protocol PUT (`replace`) or POST: parse `data` into `graph`, then write;
-        True when the graph was new. SyntaxError on bad data (nothing is written then)."""
-        quads = [Quad(q.subject, q.predicate, q.object, graph)
+    def put_graph(self, graph: NamedNode | DefaultGraph,
+                  documents: Sequence[tuple[RdfFormat, bytes]], *, base_iri: str,
+                  replace: bool) -> bool:
+        """Graph Store Protocol PUT (`replace`) or POST: parse the documents into `graph`, then
+        write; True when the graph was new. SyntaxError on bad data (nothing is written)."""
+        quads = [Quad(q.subject, q.predicate, q.object, graph) for fmt, data in documents
                  for q in parse(data, format=fmt, base_iri=base_iri, without_named_graphs=True)]
         with self._write_lock:
             created = not self.has_graph(graph)

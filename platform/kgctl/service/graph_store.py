@@ -1,7 +1,8 @@
 """Graph Store Protocol routes: read any graph, write (PUT/POST/DELETE) with the update token.
 
 A graph is named indirectly (``/store?graph=IRI``, ``/store?default``) or directly: the URL of
-a request under ``/store/`` is itself the graph IRI. A POST to ``/store`` alone creates a new
+a request under ``/store/`` is itself the graph IRI. A POST may carry several documents as
+``multipart/form-data``. A POST to ``/store`` alone creates a new
 graph under ``/store/`` and answers its IRI in ``Location``. Reads run in the query workers
 under the row and byte limits; writes parse the whole body first, so bad data writes nothing.
 """
@@ -9,6 +10,8 @@ under the row and byte limits; writes parse the whole body first, so bad data wr
 from __future__ import annotations
 
 import uuid
+from email.parser import BytesParser
+from email.policy import HTTP
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 HTTP_CREATED = 201
 HTTP_NO_CONTENT = 204
 METHODS = ["GET", "HEAD", "PUT", "POST", "DELETE"]
+FORM_DATA = "multipart/form-data"
 GRAPH_FORMATS = (RdfFormat.TURTLE, RdfFormat.N_TRIPLES, RdfFormat.RDF_XML, RdfFormat.JSON_LD)
 
 
@@ -68,15 +72,28 @@ def graph_store_routes(service: Service) -> list[Route]:
 
     async def write(request: Request, name: str | None) -> bool:
         """PUT or POST the request's body into the graph `name`; True when it is new."""
-        fmt = _format_of(request.headers.get("content-type"))
-        data = await service.body(request, service.config.max_bytes)
+        service.authorise(request)  # before reading a body that may be large
+        content_type = request.headers.get("content-type") or ""
+        body = await service.body(request, service.config.max_bytes)
+        parts = _form_parts(content_type, body) if request.method == "POST" and \
+            content_type.lower().startswith(FORM_DATA) else [(_format_of(content_type), body)]
         graph = DefaultGraph() if name is None else iri(name)
         return await service.write(request, partial(
-            service.dataset.put_graph, graph, data, fmt=fmt,
-            base_iri=name or service.base_iri(request), replace=request.method == "PUT"))
+            service.dataset.put_graph, graph, parts, base_iri=name or service.base_iri(request),
+            replace=request.method == "PUT"))
 
     return [Route("/store", indirect, methods=METHODS),
             Route("/store/{path:path}", direct, methods=METHODS)]
+
+
+def _form_parts(content_type: str, body: bytes) -> list[tuple[RdfFormat, bytes]]:
+    """The RDF documents of a ``multipart/form-data`` POST (one per part)."""
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode("latin-1") + body)
+    if not message.is_multipart():
+        raise HttpProblem(HTTP_BAD_REQUEST, "malformed multipart/form-data body")
+    return [(_format_of(part.get("content-type")), part.get_payload(decode=True) or b"")
+            for part in message.iter_parts()]
 
 
 def _format_of(content_type: str | None) -> RdfFormat:
