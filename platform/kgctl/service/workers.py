@@ -161,10 +161,10 @@ class QueryWorkers:
                 if left <= 0:
                     raise query_timeout(self._timeout_s)
                 if long:
-                    await asyncio.wait({reply}, timeout=left)
+                    await _within(reply, left)
                     continue
                 budget = SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S
-                await asyncio.wait({reply}, timeout=min(budget, left))
+                await _within(reply, min(budget, left))
                 if reply.done() or loop.time() >= deadline or not worker.computing():
                     continue
                 if self._long >= self._max_long:
@@ -187,18 +187,22 @@ class QueryWorkers:
         return answer
 
     async def _wait_for_worker(self) -> Worker:
-        seat: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        seat: asyncio.Future[Worker] = loop.create_future()
         self._waiting.append(seat)
+        timer = loop.call_later(QUEUE_WAIT_S, _settle, seat)
         try:
-            return await asyncio.wait_for(asyncio.shield(seat), QUEUE_WAIT_S)
-        except BaseException as exc:
-            if seat.done() and not seat.cancelled():
-                self._release(seat.result())  # handed a worker just as it gave up
-            seat.cancel()
-            if isinstance(exc, TimeoutError):
-                raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free "
-                                  f"for {QUEUE_WAIT_S:g} s; retry later") from None
+            worker = await seat
+        except asyncio.CancelledError:
+            if seat.done() and not seat.cancelled() and seat.result() is not None:
+                self._release(seat.result())  # handed a worker just as its request ended
             raise
+        finally:
+            timer.cancel()
+        if worker is None:
+            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
+                              f"{QUEUE_WAIT_S:g} s; retry later")
+        return worker
 
     def _release(self, worker: Worker) -> None:
         while self._waiting:
@@ -229,3 +233,21 @@ class QueryWorkers:
         task = asyncio.ensure_future(job)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _settle(future: asyncio.Future, value=None) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+async def _within(future: asyncio.Future, seconds: float) -> None:
+    """Wait until `future` is done or `seconds` have passed (lighter than asyncio.wait)."""
+    if future.done():
+        return
+    wake = asyncio.get_running_loop().create_future()
+    timer = asyncio.get_running_loop().call_later(seconds, _settle, wake)
+    future.add_done_callback(lambda _: _settle(wake))
+    try:
+        await wake
+    finally:
+        timer.cancel()
