@@ -3,6 +3,8 @@ directory, and the MOP-30 graph rebuilt by replaying the bundled traces (once pe
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import socket
 import tempfile
 import threading
@@ -31,7 +33,10 @@ def sample_quads() -> tuple[Quad, ...]:
 
 def sample_store(path: Path | None = None) -> Store:
     """The MOP-30 graphs in a store directory (a fresh temporary one unless given)."""
-    directory = path or Path(tempfile.mkdtemp(prefix="kgctl-service-"))
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="kgctl-service-"))
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+    directory = path
     store = Store(str(directory))
     store.extend(sample_quads())
     store.flush()
