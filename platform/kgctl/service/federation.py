@@ -22,10 +22,15 @@ from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem
 from kgctl.service.lexer import tokens
 
 _REMOTE_KEYWORDS = {"service", "load"}
+# most requests name neither keyword, not even through an escape: no need to tokenise them
+_HINTS = ("service", "load", "\\u")
 
 
 def remote_targets(sparql: str) -> list[str]:
     """The endpoint named after each ``SERVICE`` / ``LOAD`` keyword (a variable as ``?name``)."""
+    lowered = sparql.lower()
+    if not any(hint in lowered for hint in _HINTS):
+        return []
     targets: list[str] = []
     pending = False  # the last keyword was SERVICE or LOAD: the next IRI/variable is its target
     for token in tokens(sparql):
