@@ -56,6 +56,7 @@ def open_view(store_path: str) -> Store:
 def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
     """The worker's main loop (until the owning process closes the socket)."""
     store, seen = open_view(store_path), 0
+    send_frame(sock, pickle.dumps(time.process_time()))  # ready; CPU time spent starting up
     while (frame := recv_frame(sock)) is not None:
         generation, request = pickle.loads(frame)
         request: QueryRequest | GraphRequest

@@ -51,7 +51,8 @@ class Worker(asyncio.Protocol):
         self.pid = pid
         self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
         self.transport: asyncio.Transport | None = None
-        self.cpu_s = 0.0  # the worker's CPU time when it last answered
+        self.cpu_s = 0.0  # the worker's CPU time when it was last idle
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._buffer = bytearray()
         self._reply: asyncio.Future[Reply] | None = None
 
@@ -71,15 +72,21 @@ class Worker(asyncio.Protocol):
         if len(self._buffer) < FRAME.size:
             return
         size = FRAME.unpack_from(self._buffer)[0]
-        if len(self._buffer) >= FRAME.size + size and self._reply and not self._reply.done():
-            status, media_type, body, self.cpu_s = pickle.loads(
-                self._buffer[FRAME.size:FRAME.size + size])
-            del self._buffer[:FRAME.size + size]
+        if len(self._buffer) < FRAME.size + size:
+            return
+        message = pickle.loads(self._buffer[FRAME.size:FRAME.size + size])
+        del self._buffer[:FRAME.size + size]
+        if not self.ready.done():  # the first frame: started, with the CPU time that took
+            self.cpu_s = message
+            self.ready.set_result(None)
+        elif self._reply and not self._reply.done():
+            status, media_type, body, self.cpu_s = message
             self._reply.set_result((status, media_type, body))
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self._reply and not self._reply.done():
-            self._reply.set_exception(ConnectionError("the query worker stopped"))
+        for waiting in (self.ready, self._reply):
+            if waiting is not None and not waiting.done():
+                waiting.set_exception(ConnectionError("the query worker stopped"))
 
     def computing(self) -> bool:
         """Whether the current query has used real CPU time (True where that is unknown)."""
@@ -220,6 +227,7 @@ class QueryWorkers:
         loop = asyncio.get_running_loop()
         _, worker = await loop.create_connection(lambda: Worker(pid), sock=ours)
         self._all.add(worker)
+        await asyncio.wait_for(worker.ready, START_S)
         self._release(worker)
 
     def _retire(self, worker: Worker, *, replace: bool) -> None:
