@@ -1,9 +1,16 @@
-"""Load benchmark of `kgctl serve` (loopback only, bounded).
+"""`kgctl serve` against `oxigraph serve` on identical MOP-30 data, in one run (loopback only).
 
-50 concurrent clients x 100 mixed queries against a `kgctl serve` process holding the MOP-30
-graph (the bundled MOP-30 traces replayed through the extraction tools, kgctl.service.seed),
-then a runaway query that must hit the timeout while a probe keeps being answered.
-Baseline in the same run: the same queries on the embedded pyoxigraph store, in process.
+Both servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
+tools, kgctl.service.seed). One load generator (uvloop + httptools, keep-alive connections)
+measures, interleaving the two servers round by round:
+  1. single-client latency of ``ASK {}`` and of each read-out query (queries/*.rq, run on a
+     paper's graph as default graph, papers in turn): p50 per server and the ratio;
+  2. ``ASK {}`` throughput with 50 connections;
+  3. the mixed read-out workload (read-out queries on every paper, the page's examples)
+     throughput with 50 connections;
+then kgctl alone: 24 concurrent runaway queries (timeout 2 s) while a probe asks a cheap
+query every 0.1 s; the worst probe latency and, 10 s after the deadline, how many of kgctl's
+processes still burn CPU.
 
 Run: python scripts/bench_service.py
 """
@@ -11,115 +18,200 @@ Run: python scripts/bench_service.py
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
-import logging
+import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
+from urllib.parse import urlencode
 
-import httpx
-from pyoxigraph import NamedNode, QueryBoolean, Store
+import httptools
+import uvloop
+from pyoxigraph import RdfFormat, Store, serialize
 
 from kgctl.service.seed import mop30_quads
 from kgctl.service.static_examples import load_examples
 
-CLIENTS = 50
-QUERIES_PER_CLIENT = 100
+CONNECTIONS = 50
+ROUNDS_ASK = 300
+ROUNDS_READOUT = 30  # per read-out query and server
+THROUGHPUT_S = 3.0
+THROUGHPUT_REPEATS = 2  # interleaved kgctl, oxigraph, kgctl, oxigraph
+RUNAWAYS = 24
 TIMEOUT_S = 2.0
-STARTUP_S = 30.0
 PROBE_EVERY_S = 0.1
-ACCEPT = {"Accept": "application/sparql-results+json, text/turtle;q=0.9"}
-PAPER_GRAPH = "https://w3id.org/kgctl/paper/10.1021_ja105986b"
-RUNAWAYS = {
-    "blocking (aggregate over a cross join)":
-        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }",
-    "streaming (3-way cross join)":
-        "SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?h ?i ?j } }",
-}
+CPU_GRACE_S = 10.0
+STARTUP_S = 60.0
+QUERIES = Path(__file__).resolve().parents[1] / "queries"
+ACCEPT = "application/sparql-results+json"
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
+PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatChill> } }"
+PAPER_PREFIX = "https://w3id.org/kgctl/paper/"
 
 
-def workload() -> list[dict]:
-    """The mixed query set: page examples, ASK, and per-paper reads via default-graph-uri."""
-    mix = [{"query": e["query"]} for e in load_examples()]
-    mix.append({"query": "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/"
-                         "HeatChill> } }"})
-    mix.append({"query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 200",
-                "default-graph-uri": PAPER_GRAPH})
-    return mix
+class Connection:
+    """One keep-alive HTTP/1.1 connection that sends GETs and reads whole responses."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        return cls(reader, writer)
+
+    async def get(self, target: str) -> tuple[int, int]:
+        """(status, body bytes) of ``GET target``."""
+        self.writer.write(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {ACCEPT}\r\n"
+                          "\r\n".encode())
+        done = asyncio.get_running_loop().create_future()
+        size = 0
+
+        class Parse:
+            def on_body(self, body: bytes) -> None:
+                nonlocal size
+                size += len(body)
+
+            def on_message_complete(self) -> None:
+                done.set_result(None)
+
+        parser = httptools.HttpResponseParser(Parse())
+        while not done.done():
+            data = await self.reader.read(1 << 16)
+            if not data:
+                raise ConnectionError("server closed the connection")
+            parser.feed_data(data)
+        return parser.get_status_code(), size
+
+    def close(self) -> None:
+        self.writer.close()
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+def target(query: str, graph: str | None = None) -> str:
+    params = [("query", query)] + ([("default-graph-uri", graph)] if graph else [])
+    return "/query?" + urlencode(params)
 
 
-def baseline(mix: list[dict]) -> tuple[list[float], float]:
-    store = Store()
-    store.extend(mop30_quads())
-    latencies = []
-    started = time.perf_counter()
-    for params in itertools.islice(itertools.cycle(mix), CLIENTS * QUERIES_PER_CLIENT):
-        t0 = time.perf_counter()
-        graph = params.get("default-graph-uri")
-        result = store.query(params["query"],
-                             default_graph=NamedNode(graph) if graph else None,
-                             use_default_graph_as_union=graph is None)
-        if not isinstance(result, QueryBoolean):
-            result = list(result)
-        latencies.append(time.perf_counter() - t0)
-    return latencies, time.perf_counter() - started
+def p50_ms(values: list[float]) -> float:
+    return round(statistics.median(values) * 1000, 3)
 
 
-async def load(url: str, mix: list[dict]) -> tuple[list[float], float, Counter]:
-    latencies: list[float] = []
-    errors: Counter = Counter()  # what went wrong, by HTTP status or transport error
-    limits = httpx.Limits(max_connections=CLIENTS)
-
-    async def client(index: int, http: httpx.AsyncClient) -> None:
-        for n in range(QUERIES_PER_CLIENT):
-            params = mix[(index + n) % len(mix)]
+async def single_client(ports: dict[str, int], targets: list[str]) -> dict[str, float]:
+    """p50 latency per server over `targets`, servers interleaved request by request."""
+    conns = {name: await Connection.open(port) for name, port in ports.items()}
+    latencies: dict[str, list[float]] = {name: [] for name in ports}
+    for path in targets:
+        for name, conn in conns.items():
             t0 = time.perf_counter()
+            status, _ = await conn.get(path)
+            latencies[name].append(time.perf_counter() - t0)
+            assert status == 200, (name, status, path)
+    for conn in conns.values():
+        conn.close()
+    return {name: p50_ms(values) for name, values in latencies.items()}
+
+
+async def throughput(port: int, targets: list[str]) -> tuple[float, int]:
+    """(requests per second, non-200 answers) with CONNECTIONS connections for THROUGHPUT_S."""
+    conns = [await Connection.open(port) for _ in range(CONNECTIONS)]
+    stop = time.perf_counter() + THROUGHPUT_S
+    counts, errors = [0] * CONNECTIONS, [0]
+
+    async def run(index: int) -> None:
+        n = index
+        while time.perf_counter() < stop:
+            status, _ = await conns[index].get(targets[n % len(targets)])
+            counts[index] += 1
+            errors[0] += status != 200
+            n += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(run(i) for i in range(CONNECTIONS)))
+    elapsed = time.perf_counter() - started
+    for conn in conns:
+        conn.close()
+    return round(sum(counts) / elapsed, 1), errors[0]
+
+
+async def compare_throughput(ports: dict[str, int], targets: list[str]) -> dict:
+    runs: dict[str, list[float]] = {name: [] for name in ports}
+    errors = dict.fromkeys(ports, 0)
+    for _ in range(THROUGHPUT_REPEATS):
+        for name, port in ports.items():
+            qps, bad = await throughput(port, targets)
+            runs[name].append(qps)
+            errors[name] += bad
+    best = {name: max(values) for name, values in runs.items()}
+    return {"qps_runs": runs, "errors": errors,
+            "ratio_kgctl_over_oxigraph": round(best["kgctl"] / best["oxigraph"], 3)}
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
             try:
-                response = await http.post(f"{url}/query", data=params, headers=ACCEPT)
-            except httpx.TransportError as exc:  # counted, not hidden
-                errors[type(exc).__name__] += 1
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
                 continue
-            latencies.append(time.perf_counter() - t0)
-            if response.status_code != 200:
-                errors[str(response.status_code)] += 1
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
-    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-        started = time.perf_counter()
-        await asyncio.gather(*(client(i, http) for i in range(CLIENTS)))
-        return latencies, time.perf_counter() - started, errors
+
+def cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
 
 
-async def runaway(url: str, query: str) -> tuple[int, float, float, int]:
-    """(status, seconds to answer, worst probe latency meanwhile, probes answered)."""
+async def runaways(port: int, server_pid: int) -> dict:
     probes: list[float] = []
-    async with httpx.AsyncClient(timeout=60) as http:
-        async def probe_until(done: asyncio.Event) -> None:
-            while not done.is_set():
-                t0 = time.perf_counter()
-                r = await http.get(f"{url}/query", params={"query": "ASK { ?s ?p ?o }"})
-                assert r.status_code == 200
-                probes.append(time.perf_counter() - t0)
-                await asyncio.sleep(PROBE_EVERY_S)
+    statuses: list[int] = []
+    done = asyncio.Event()
 
-        done = asyncio.Event()
-        prober = asyncio.create_task(probe_until(done))
-        t0 = time.perf_counter()
-        response = await http.get(f"{url}/query", params={"query": query})
-        seconds = time.perf_counter() - t0
-        done.set()
-        await prober
-    return response.status_code, seconds, max(probes), len(probes)
+    async def probe() -> None:
+        conn = await Connection.open(port)
+        while not done.is_set():
+            t0 = time.perf_counter()
+            status, _ = await conn.get(target(PROBE))
+            assert status == 200, status
+            probes.append(time.perf_counter() - t0)
+            await asyncio.sleep(PROBE_EVERY_S)
+        conn.close()
+
+    async def runaway() -> None:
+        conn = await Connection.open(port)
+        status, _ = await conn.get(target(RUNAWAY))
+        statuses.append(status)
+        conn.close()
+
+    prober = asyncio.create_task(probe())
+    started = time.perf_counter()
+    await asyncio.gather(*(runaway() for _ in range(RUNAWAYS)))
+    answered_s = time.perf_counter() - started
+    await asyncio.sleep(max(0.0, TIMEOUT_S + CPU_GRACE_S - (time.perf_counter() - started)))
+    before = {pid: cpu_ticks(pid) for pid in descendants(server_pid)}
+    await asyncio.sleep(1.0)
+    burning = [pid for pid, ticks in before.items() if cpu_ticks(pid) - ticks > 10]
+    done.set()
+    await prober
+    return {"runaways": RUNAWAYS, "timeout_s": TIMEOUT_S,
+            "statuses": {str(s): statuses.count(s) for s in sorted(set(statuses))},
+            "all_answered_after_s": round(answered_s, 2),
+            "probes_answered": len(probes), "worst_probe_ms": round(max(probes) * 1000, 1),
+            "p50_probe_ms": p50_ms(probes),
+            f"processes_burning_cpu_{CPU_GRACE_S:g}s_after_deadline": len(burning)}
 
 
 def free_port() -> int:
@@ -128,62 +220,86 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(store_dir: Path, port: int) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
-         str(store_dir), "--seed-mop30", "--port", str(port), "--timeout", str(TIMEOUT_S)],
-        stderr=subprocess.DEVNULL)
+def wait_ready(port: int, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + STARTUP_S
     while True:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz")
-            return process
-        except httpx.TransportError:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("kgctl serve did not start") from None
+                raise SystemExit(f"server on port {port} did not start") from None
             time.sleep(0.1)
 
 
+def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen]]:
+    quads = mop30_quads()
+    store = Store(str(tmp / "kgctl"))
+    store.extend(quads)
+    store.flush()
+    del store
+    data = tmp / "mop30.nq"
+    data.write_bytes(serialize(quads, format=RdfFormat.N_QUADS))
+    subprocess.run(["oxigraph", "load", "--location", str(tmp / "oxigraph"), "--file", str(data)],
+                   check=True, capture_output=True)
+    ports = {"kgctl": free_port(), "oxigraph": free_port()}
+    processes = {
+        "kgctl": subprocess.Popen(
+            [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+             str(tmp / "kgctl"), "--port", str(ports["kgctl"]), "--timeout", str(TIMEOUT_S)],
+            stderr=subprocess.DEVNULL),
+        "oxigraph": subprocess.Popen(
+            ["oxigraph", "serve", "--location", str(tmp / "oxigraph"), "--bind",
+             f"127.0.0.1:{ports['oxigraph']}"], stderr=subprocess.DEVNULL),
+    }
+    for name, process in processes.items():
+        wait_ready(ports[name], process)
+    return ports, processes
+
+
+def readout_targets(papers: list[str]) -> dict[str, list[str]]:
+    return {rq.stem: [target(rq.read_text(), PAPER_PREFIX + p) for p in papers]
+            for rq in sorted(QUERIES.glob("*.rq"))}
+
+
+def papers_of(quads) -> list[str]:
+    return sorted({q.graph_name.value[len(PAPER_PREFIX):] for q in quads
+                   if q.graph_name.value.startswith(PAPER_PREFIX)
+                   and "/" not in q.graph_name.value[len(PAPER_PREFIX):]})
+
+
+async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
+                  papers: list[str]) -> dict:
+    readouts = readout_targets(papers)
+    ask = [target("ASK {}")]
+    await single_client(ports, ask * 20)  # warm both servers up
+    latency = {"ASK {}": await single_client(ports, ask * ROUNDS_ASK)}
+    for name, targets in readouts.items():
+        rounds = (targets * (ROUNDS_READOUT // len(targets) + 1))[:ROUNDS_READOUT]
+        latency[name] = await single_client(ports, rounds)
+    for figures in latency.values():
+        figures["ratio_kgctl_over_oxigraph"] = round(figures["kgctl"] / figures["oxigraph"], 2)
+    mixed = [t for targets in readouts.values() for t in targets]
+    mixed += [target(e["query"]) for e in load_examples()]
+    return {
+        "single_client_p50_ms": latency,
+        "ask_throughput_50_connections": await compare_throughput(ports, ask),
+        "mixed_readout_throughput_50_connections": await compare_throughput(ports, mixed),
+        "runaway_burst_kgctl": await runaways(ports["kgctl"], processes["kgctl"].pid),
+    }
+
+
 def main() -> None:
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # no line per request
-    mix = workload()
-    total = CLIENTS * QUERIES_PER_CLIENT
-    base_lat, base_s = baseline(mix)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(tmp) / "kg", port)
+        ports, processes = start_servers(Path(tmp))
         try:
-            papers = httpx.get(f"{url}/papers").json()
-            triples = sum(p["triples"] for p in papers)
-            lat, seconds, errors = asyncio.run(load(url, mix))
-            runs = {name: asyncio.run(runaway(url, q)) for name, q in RUNAWAYS.items()}
+            papers = papers_of(mop30_quads())
+            figures = uvloop.run(measure(ports, processes, papers))
         finally:
-            server.terminate()
-            server.wait(STARTUP_S)
-    figures = {
-        "graph": {"papers": len(papers), "triples": triples},
-        "load": {"clients": CLIENTS, "queries": total, "errors": sum(errors.values()),
-                 "errors_by_kind": dict(errors),
-                 "p50_ms": round(statistics.median(lat) * 1000, 2),
-                 "p99_ms": round(percentile(lat, 0.99) * 1000, 2),
-                 "throughput_qps": round(total / seconds, 1)},
-        "baseline_embedded": {"queries": total,
-                              "p50_ms": round(statistics.median(base_lat) * 1000, 3),
-                              "p99_ms": round(percentile(base_lat, 0.99) * 1000, 3),
-                              "throughput_qps": round(total / base_s, 1)},
-        "runaway": {name: {"status": status, "answered_after_s": round(s, 2),
-                           "timeout_s": TIMEOUT_S, "worst_probe_ms": round(worst * 1000, 1),
-                           "probes_answered": n}
-                    for name, (status, s, worst, n) in runs.items()},
-    }
-    figures["ratios"] = {
-        "p50_service_over_embedded": round(figures["load"]["p50_ms"]
-                                           / figures["baseline_embedded"]["p50_ms"], 1),
-        "throughput_service_over_embedded": round(figures["load"]["throughput_qps"]
-                                                  / figures["baseline_embedded"]
-                                                  ["throughput_qps"], 3),
-    }
+            for process in processes.values():
+                process.terminate()
+                process.wait(STARTUP_S)
+    figures["machine"] = {"cpus": os.cpu_count(), "papers": len(papers)}
     print(json.dumps(figures, indent=2))
 
 

@@ -1,23 +1,27 @@
-"""Shared helpers of the service tests: a live server on a free loopback port, and the MOP-30
-graph rebuilt by replaying the bundled traces (once per test process)."""
+"""Shared helpers of the service tests: a live server on a free loopback port over a store
+directory, and the MOP-30 graph rebuilt by replaying the bundled traces (once per process)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
-import uvicorn
 from pyoxigraph import Quad, Store
 
 from kgctl.service.app import ServiceConfig, create_app
 from kgctl.service.dataset import Dataset
 from kgctl.service.seed import mop30_quads
+from kgctl.service.server import listen, uvicorn_server
 
-STARTUP_S = 10.0
+STARTUP_S = 30.0
 PAPER = "10.1021_ja105986b"
 PAPER_GRAPH = f"https://w3id.org/kgctl/paper/{PAPER}"
 
@@ -27,26 +31,36 @@ def sample_quads() -> tuple[Quad, ...]:
     return tuple(mop30_quads())
 
 
-def sample_store() -> Store:
-    store = Store()
+def sample_store(path: Path | None = None) -> Store:
+    """The MOP-30 graphs in a store directory (a fresh temporary one unless given)."""
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="kgctl-service-"))
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+    directory = path
+    store = Store(str(directory))
     store.extend(sample_quads())
+    store.flush()
+    _directories[id(store)] = directory
     return store
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+_directories: dict[int, Path] = {}  # a pyoxigraph Store does not tell its directory
+
+
+def _directory(store: Store) -> Path:
+    return _directories[id(store)]
 
 
 @contextmanager
-def live_server(store: Store, config: ServiceConfig | None = None) -> Iterator[str]:
-    """Serve `store` on 127.0.0.1 in a thread; yields the base URL; stops the server after."""
-    app = create_app(Dataset(store), config or ServiceConfig())
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
+def live_server(store: Store | Dataset, config: ServiceConfig | None = None, *,
+                header_timeout_s: float = 10.0) -> Iterator[str]:
+    """Serve a store directory on 127.0.0.1 in a thread; yields the base URL; stops after."""
+    dataset = store if isinstance(store, Dataset) else Dataset(store, _directory(store))
+    server = uvicorn_server(create_app(dataset, config or ServiceConfig()),
+                            header_timeout_s=header_timeout_s)
+    listener = listen("127.0.0.1", 0)
+    port = listener.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_S
     while not server.started:
@@ -58,3 +72,9 @@ def live_server(store: Store, config: ServiceConfig | None = None) -> Iterator[s
     finally:
         server.should_exit = True
         thread.join(STARTUP_S)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -1,13 +1,16 @@
-"""The query page in headless Chromium: pick an example, run it, see rows, browse a paper."""
+"""The YASGUI query page in headless Chromium: examples, prefixes, downloads that fit the query
+form, and browsing a paper whose graph the editor then names."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
-from service_helpers import PAPER, live_server, sample_store
+from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store
 
+from kgctl.service.app import YASGUI_SCRIPT
 from kgctl.service.static_examples import load_examples
 
 CHROMIUM = "/usr/bin/chromium"
@@ -15,12 +18,20 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 WAIT_MS = 15_000
+SOLUTION_FORMATS = ["csv", "tsv", "json", "xml"]
+GRAPH_FORMATS = ["turtle", "nt", "jsonld", "rdfxml"]
+CONSTRUCT = (f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{PAPER_GRAPH}> {{ ?s ?p ?o }} }} "
+             "LIMIT 5")
 
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
-                                reason=f"Debian chromium not installed at {CHROMIUM}")
+pytestmark = [
+    pytest.mark.skipif(shutil.which(CHROMIUM) is None,
+                       reason=f"Debian chromium not installed at {CHROMIUM}"),
+    pytest.mark.skipif(not YASGUI_SCRIPT.exists(),
+                       reason="YASGUI not fetched (python scripts/fetch_yasgui.py)"),
+]
 
 
-def test_page_runs_a_query_and_browses_a_paper() -> None:
+def test_yasgui_page_runs_examples_offers_fitting_downloads_and_browses() -> None:
     from playwright.sync_api import expect, sync_playwright
 
     store = sample_store()
@@ -30,28 +41,43 @@ def test_page_runs_a_query_and_browses_a_paper() -> None:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            outside: list[str] = []
+            page.on("request", lambda r: outside.append(r.url)
+                    if not r.url.startswith(url) else None)
             page.goto(url + "/")
+            expect(page.locator("#default-graph-note")).to_contain_text("union-default-graph")
+
             page.select_option("#examples", label=products["title"])
-            page.click("#run")
-            expect(page.locator("#status")).to_contain_text(f"{rows} rows", timeout=WAIT_MS)
-            headers = page.locator("#results thead th").all_inner_texts()
-            assert headers == ["paper", "product", "ccdc"]
-            assert rows > 0 and page.locator("#results tbody tr").count() == rows
-            first = page.locator("#results tbody tr").first.locator("td").all_inner_texts()
-            assert first[0].startswith("10.")
-            csv_link = page.locator('#downloads a[data-format="csv"]').get_attribute("href")
-            assert csv_link.startswith("/query?") and "format=csv" in csv_link
+            page.click(".yasqe_queryButton")
+            chip = page.locator(".yasr_response_chip")
+            expect(chip).to_contain_text(f"{rows} results", timeout=WAIT_MS)
+            links = page.locator("#download-links a")
+            assert [a.get_attribute("data-format") for a in links.all()] == SOLUTION_FORMATS
+            csv = httpx.get(url + links.first.get_attribute("href"))
+            assert csv.status_code == 200 and csv.text.count("\r\n") == rows + 1
             ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "service_query_page.png"), full_page=False)
+            page.screenshot(path=str(ARTIFACTS / "service_query_page.png"))
+
+            page.evaluate("query => yasgui.getTab().setQuery(query)", CONSTRUCT)
+            page.click(".yasqe_queryButton")
+            expect(page.locator("#download-links a").first).to_have_attribute(
+                "data-format", GRAPH_FORMATS[0], timeout=WAIT_MS)
+            assert [a.get_attribute("data-format")
+                    for a in page.locator("#download-links a").all()] == GRAPH_FORMATS
+
+            page.locator("#prefixes button", has_text="ontosyn").click()
+            assert "PREFIX ontosyn:" in page.evaluate("yasgui.getTab().getYasqe().getValue()")
 
             row = page.locator("#papers tbody tr", has_text=PAPER)
             expect(row).to_have_count(1, timeout=WAIT_MS)
-            row.get_by_role("button", name="browse").click()
-            expect(page.locator("#status")).to_contain_text("rows", timeout=WAIT_MS)
             triples = int(row.locator("td").nth(1).inner_text())
-            assert page.locator("#results tbody tr").count() == min(triples, 500)
-            download = row.get_by_role("link", name="Turtle").get_attribute("href")
-            assert download.startswith("/store?graph=")
+            row.get_by_role("button", name="browse").click()
+            expect(chip).to_contain_text(f"{min(triples, 500)} results", timeout=WAIT_MS)
+            assert f"GRAPH <{PAPER_GRAPH}>" in page.evaluate(
+                "yasgui.getTab().getYasqe().getValue()")
+            assert row.get_by_role("link", name="Turtle").get_attribute("href").startswith(
+                "/store?graph=")
         finally:
             browser.close()
+    assert outside == []  # no CDN, no prefix or vocabulary services
     assert (ARTIFACTS / "service_query_page.png").stat().st_size > 0

@@ -18,7 +18,7 @@ from kgctl.agent.demo import bundled_traces
 from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
 
-STARTUP_S = 20.0
+STARTUP_S = 60.0
 
 
 def test_help_shows_example_and_loopback_default() -> None:
@@ -26,6 +26,7 @@ def test_help_shows_example_and_loopback_default() -> None:
     assert result.exit_code == 0
     assert "Example: kgctl serve --store" in result.output
     assert "[default: 127.0.0.1]" in result.output
+    assert "default graph is the store's own (empty" in " ".join(result.output.split())
 
 
 def test_missing_store_directory_is_one_error_line(tmp_path: Path) -> None:

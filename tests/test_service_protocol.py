@@ -37,7 +37,7 @@ def store() -> Store:
 
 @pytest.fixture(scope="module")
 def url(store: Store):
-    with live_server(store, ServiceConfig(max_rows=5_000)) as base:
+    with live_server(store, ServiceConfig(max_rows=5_000, max_bytes=300_000)) as base:
         yield base
 
 
@@ -145,13 +145,16 @@ def test_graph_store_get_and_papers(url: str, store: Store) -> None:
 
 @pytest.mark.parametrize("request_kwargs, status, message", [
     ({"params": {"query": "SELEC ?x"}}, 400, "invalid SPARQL query"),
-    ({"params": {}}, 400, "missing 'query'"),
+    ({"params": {"format": "json"}}, 400, "missing 'query'"),
     ({"params": {"query": "ASK {}"}, "headers": {"Accept": "image/png"}}, 406, "cannot produce"),
     ({"params": {"query": "ASK {}", "format": "pdf"}}, 400, "unknown format"),
     ({"params": {"query": "ASK {}", "default-graph-uri": "not an iri"}}, 400, "graph IRI"),
     ({"params": {"query": "ASK {}"}, "method": "POST",
       "headers": {"Content-Type": "text/plain"}}, 415, "Content-Type"),
-    ({"params": {"query": "SELECT * { GRAPH ?g { ?s ?p ?o } }"}}, 422, "more than 5000 rows"),
+    ({"params": {"query": "SELECT (1 AS ?one) { GRAPH ?g { ?s ?p ?o } }", "format": "csv"}}, 422,
+     "more than 5000 rows"),
+    ({"params": {"query": "SELECT * { GRAPH ?g { ?s ?p ?o } } LIMIT 4000"}}, 422,
+     "larger than 300000 bytes"),
 ])
 def test_protocol_errors(url: str, request_kwargs: dict, status: int, message: str) -> None:
     kwargs = dict(request_kwargs)
@@ -159,6 +162,18 @@ def test_protocol_errors(url: str, request_kwargs: dict, status: int, message: s
     response = httpx.request(method, f"{url}/query", **kwargs)
     assert response.status_code == status
     assert response.text.startswith("error: ") and message in response.text
+
+
+def test_bare_get_answers_the_service_description(url: str) -> None:
+    response = httpx.get(f"{url}/sparql", headers={"Accept": "text/turtle"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/turtle")
+    graph = Store()
+    graph.load(response.content, format=RdfFormat.TURTLE)
+    endpoints = {s["e"].value for s in graph.query(
+        "PREFIX sd: <http://www.w3.org/ns/sparql-service-description#> "
+        "SELECT ?e { ?s a sd:Service ; sd:endpoint ?e ; sd:supportedLanguage sd:SPARQL11Query }")}
+    assert endpoints == {f"{url}/sparql"}
 
 
 def test_cors_is_opt_in(store: Store) -> None:

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 from pyoxigraph import Store
-from service_helpers import PAPER_GRAPH, live_server, sample_store
+from service_helpers import PAPER_GRAPH, live_server, sample_quads, sample_store
 
 from kgctl.service.app import ServiceConfig
 
@@ -18,7 +18,9 @@ COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 INSERT = "INSERT DATA { GRAPH <urn:x:g> { <urn:x:s> <urn:x:p> \"pwned\" } }"
 # blocks before its first row for about a second (pyoxigraph cannot interrupt it)
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d a ?f } }"
-STREAMING_RUNAWAY = "SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?h ?i ?j } }"
+# evaluated lazily row by row, but finds no row: only the time limit can end it
+STREAMING_RUNAWAY = ('SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?h ?i ?j } '
+                     'FILTER(?j = "no such value") }')
 RESPONSIVE_S = 1.0  # an easy request must answer within this while a runaway runs
 TIMEOUT_S = 0.4
 
@@ -60,14 +62,14 @@ def test_update_with_token_writes_atomically(url: str, store: Store) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     bad = httpx.post(f"{url}/update", data={"update": INSERT + " ; INSERT DATA { oops"},
                      headers=auth)
-    assert bad.status_code == 400 and size(store) == len(sample_store())
+    assert bad.status_code == 400 and size(store) == len(sample_quads())
     done = httpx.post(f"{url}/update", content=INSERT.encode(),
                       headers={**auth, "Content-Type": "application/sparql-update"})
     assert done.status_code == 204
     ask = httpx.get(f"{url}/query", params={"query": 'ASK { GRAPH <urn:x:g> { ?s ?p "pwned" } }'})
     assert ask.json()["boolean"] is True
     httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:g>"}, headers=auth)
-    assert size(store) == len(sample_store())
+    assert size(store) == len(sample_quads())
 
 
 def test_updates_disabled_without_configured_token(store: Store) -> None:
@@ -131,6 +133,47 @@ def test_serving_does_not_block_a_writer(url: str, store: Store) -> None:
     assert done.status_code == 204 and elapsed < RESPONSIVE_S
     assert reader.is_alive()  # the long query was still being served meanwhile
     count = httpx.get(f"{url}/query", params={"query": COUNT}).json()
-    assert int(count["results"]["bindings"][0]["n"]["value"]) == len(sample_store()) + 1
+    assert int(count["results"]["bindings"][0]["n"]["value"]) == len(sample_quads()) + 1
     reader.join(30)
     httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:g>"}, headers=auth)
+
+
+def test_graph_store_writes_need_the_token_and_bad_data_writes_nothing(url: str,
+                                                                       store: Store) -> None:
+    graph = "urn:x:gsp"
+    turtle = {"Content-Type": "text/turtle"}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    refused = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b> 1 .",
+                        headers=turtle)
+    assert refused.status_code == 401
+    bad = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b",
+                    headers={**turtle, **auth})
+    assert bad.status_code == 400 and size(store) == len(sample_quads())
+    created = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b> 1 .",
+                        headers={**turtle, **auth})
+    assert created.status_code == 201
+    got = httpx.get(f"{url}/store", params={"graph": graph, "format": "nt"})
+    assert got.text == '<urn:a> <urn:b> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    head = httpx.head(f"{url}/store", params={"graph": graph, "format": "nt"})
+    assert int(head.headers["content-length"]) == len(got.content)
+    assert httpx.delete(f"{url}/store", params={"graph": graph}).status_code == 401
+    assert httpx.delete(f"{url}/store", params={"graph": graph}, headers=auth).status_code == 204
+    assert httpx.get(f"{url}/store", params={"graph": graph}).status_code == 404
+    assert size(store) == len(sample_quads())
+
+
+def test_update_takes_the_protocol_dataset_and_refuses_a_conflicting_one(url: str) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    copy = "INSERT { GRAPH <urn:x:copy> { ?s ?p ?o } } WHERE { ?s ?p ?o }"
+    done = httpx.post(f"{url}/update", data={"update": copy, "using-graph-uri": PAPER_GRAPH},
+                      headers=auth)
+    assert done.status_code == 204
+    count = httpx.get(f"{url}/query", params={
+        "query": "SELECT (COUNT(*) AS ?n) { GRAPH <urn:x:copy> { ?s ?p ?o } }"}).json()
+    papers = {p["graph"]: p["triples"] for p in httpx.get(f"{url}/papers").json()}
+    assert int(count["results"]["bindings"][0]["n"]["value"]) == papers[PAPER_GRAPH]
+    conflict = httpx.post(f"{url}/update", headers=auth, data={
+        "update": f"WITH <{PAPER_GRAPH}> DELETE {{ ?s ?p ?o }} WHERE {{ ?s ?p ?o }}",
+        "using-named-graph-uri": PAPER_GRAPH})
+    assert conflict.status_code == 400 and "USING/WITH" in conflict.text
+    httpx.post(f"{url}/update", data={"update": "DROP GRAPH <urn:x:copy>"}, headers=auth)

@@ -1,22 +1,26 @@
-"""The HTTP service: SPARQL 1.1 Protocol, Graph Store Protocol GET, paper list and web page.
+"""The HTTP service: SPARQL 1.1 Protocol, Graph Store Protocol, paper list and web page.
 
-Routes: ``/query`` and ``/sparql`` (queries; ``/sparql`` also takes updates by POST),
-``/update``, ``/store`` (graph download), ``/papers`` (JSON), ``/healthz``, ``/`` (page) and
-``/static/*``. Queries run in a bounded pool of worker threads, updates in their own single
-writer thread, so neither runaway queries nor readers hold up writers.
+Routes (the table at the end of `create_app`): ``/query`` and ``/sparql`` (queries; ``/sparql``
+also takes updates by POST; a bare GET answers the service description), ``/update``,
+``/store`` (Graph Store Protocol, ``?graph=`` or ``?default``; ``/store/...`` identifies a
+graph by its own URL), ``/papers`` and ``/prefixes`` (JSON), ``/healthz``, ``/`` (page) and
+``/static/*``.
+Reads run in killable worker processes (kgctl.service.workers); writes run in this process,
+one at a time, in a writer thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from functools import cache, partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import serialize
+from pyoxigraph import RdfFormat
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -28,36 +32,41 @@ from starlette.staticfiles import StaticFiles
 from kgctl.errors import StoreError
 from kgctl.evaluation.evidence_page import evidence_route
 from kgctl.service.dataset import Dataset
+from kgctl.service.description import describe
 from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
     HTTP_NOT_FOUND,
-    HTTP_UNAVAILABLE,
-    Answer,
+    GraphRequest,
     HttpProblem,
     Limits,
     QueryRequest,
     choose,
-    graph_of,
-    query_timeout,
-    run_query,
 )
+from kgctl.service.federation import check_remote
+from kgctl.service.graph_store import graph_store_routes
+from kgctl.service.hosts import LOOPBACK_NAMES, HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, parse_operation
-from kgctl.service.workers import WorkerPool
+from kgctl.service.update_dataset import with_dataset
+from kgctl.service.workers import QueryWorkers
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+# YASGUI is fetched at build time (scripts/fetch_yasgui.py); without it the page is a plain editor
+YASGUI_PAGE, PLAIN_PAGE = STATIC_DIR / "yasgui.html", STATIC_DIR / "index.html"
+YASGUI_SCRIPT = STATIC_DIR / "yasgui" / "yasgui.min.js"
 HTTP_NO_CONTENT = 204
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
+HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
 HTTP_SERVER_ERROR = 500
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
+DEFAULT_MAX_BYTES = 64_000_000
 DEFAULT_WORKERS = 8
+DEFAULT_LONG_QUERIES = 2
+DEFAULT_BODY_TIMEOUT_S = 30.0
 MAX_BODY_BYTES = 1_000_000
-# the worker may still be serialising when the deadline passes; give it a moment to answer
-ANSWER_GRACE_S = 0.5
-QUEUE_WAIT_S = 60.0  # longest wait for a free worker before the query is answered 503
 
 
 class ServiceConfig(BaseModel):
@@ -66,105 +75,131 @@ class ServiceConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_rows: int = DEFAULT_MAX_ROWS
+    max_bytes: int = DEFAULT_MAX_BYTES
     workers: int = DEFAULT_WORKERS
+    long_queries: int = DEFAULT_LONG_QUERIES
     update_token: str | None = None  # None: updates disabled
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all
     union_default: bool = False  # default graph = union of all graphs
+    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES  # Host headers answered ('*': any)
+    allow_service: tuple[str, ...] = ()  # endpoints SERVICE / LOAD may contact
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    base_iri: str | None = None  # None: the URL of the endpoint the request went to
 
     @property
     def limits(self) -> Limits:
-        return Limits(timeout_s=self.timeout_s, max_rows=self.max_rows)
+        return Limits(max_rows=self.max_rows, max_bytes=self.max_bytes)
+
+
+class Service:
+    """What the request handlers share: the dataset, its workers, the writer and the config."""
+
+    def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
+        if dataset.path is None:
+            raise StoreError("the service needs a store directory (its workers open it "
+                             "read-only)")
+        self.dataset, self.config = dataset, config
+        self.workers = QueryWorkers(str(dataset.path), size=config.workers,
+                                    max_long=config.long_queries, limits=config.limits,
+                                    timeout_s=config.timeout_s)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
+
+    async def read(self, request: QueryRequest | GraphRequest) -> Response:
+        status, media_type, body = await self.workers.run(request)
+        return Response(body, status_code=status, media_type=media_type)
+
+    def authorise(self, request: Request) -> None:
+        authorise(request, self.config.update_token)
+
+    async def write(self, request: Request, change: Callable[[], object]) -> object:
+        """Run `change` in the writer thread once the bearer token is checked; readers see it
+        from their next request on."""
+        authorise(request, self.config.update_token)
+        try:
+            return await asyncio.wrap_future(self._writer.submit(change))
+        except SyntaxError as exc:
+            raise HttpProblem(HTTP_BAD_REQUEST, f"invalid input: {exc}") from None
+        except StoreError as exc:
+            raise HttpProblem(HTTP_SERVER_ERROR, str(exc)) from None
+        finally:
+            self.workers.generation += 1
+
+    async def body(self, request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+        """The request body, 413 past `limit`, 408 when it does not arrive in time."""
+        try:
+            return await asyncio.wait_for(_read_body(request, limit), self.config.body_timeout_s)
+        except TimeoutError:
+            raise HttpProblem(HTTP_REQUEST_TIMEOUT, "request body not received in time") from None
+
+    def base_iri(self, request: Request) -> str:
+        """The configured base IRI, else the URL the request went to (without its query)."""
+        return self.config.base_iri or request_url(request.scope)
+
+    async def start(self) -> None:
+        await self.workers.start()
+
+    async def stop(self) -> None:
+        await self.workers.close()
+        self._writer.shutdown(wait=True)
 
 
 def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
-    """The ASGI application serving `dataset` (run it with uvicorn)."""
-    readers = WorkerPool(config.workers, name="kgctl-query")
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
-
-    async def answer_query(operation: QueryRequest) -> Response:
-        # The time limit runs from when a worker starts the query: waiting in the queue behind
-        # other clients' queries is not the query's fault (only a full, stuck pool ends it).
-        loop = asyncio.get_running_loop()
-        started = asyncio.Event()
-        cancel = threading.Event()
-
-        def job() -> Answer:
-            loop.call_soon_threadsafe(started.set)
-            if cancel.is_set():  # its client was answered while it waited
-                raise query_timeout(config.timeout_s)
-            return run_query(dataset, operation, limits=config.limits, cancel=cancel)
-
-        future = readers.submit(job)
-        try:
-            await asyncio.wait_for(started.wait(), QUEUE_WAIT_S)
-        except TimeoutError:
-            cancel.set()
-            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
-                              f"{QUEUE_WAIT_S:g} s; retry later") from None
-        try:
-            answer = await asyncio.wait_for(asyncio.wrap_future(future),
-                                            config.timeout_s + ANSWER_GRACE_S)
-        except TimeoutError:
-            cancel.set()  # a streaming query stops at its next row
-            if future.running():  # pyoxigraph may be stuck before row one
-                readers.replace_stuck()
-            raise query_timeout(config.timeout_s) from None
-        return Response(answer.body, media_type=answer.media_type)
-
-    async def answer_update(request: Request, operation: UpdateRequest) -> Response:
-        authorise(request, config.update_token)
-        try:
-            await asyncio.wrap_future(writer.submit(dataset.update, operation.update))
-        except SyntaxError as exc:
-            raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL update: {exc}") from None
-        except StoreError as exc:
-            raise HttpProblem(HTTP_SERVER_ERROR, str(exc)) from None
-        return Response(status_code=HTTP_NO_CONTENT)
-
-    async def operation_of(request: Request):
-        body = await read_body(request) if request.method == "POST" else b""
-        return parse_operation(request.method, request.headers.get("content-type"),
-                               request.query_params.multi_items(), body,
-                               accept=request.headers.get("accept"), union=config.union_default)
+    """The ASGI application serving `dataset` (run it with kgctl.service.server)."""
+    service = Service(dataset, config)
+    # the evidence view reads a paper's graph and provenance in this process, off the loop
+    evidence_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-evidence")
 
     async def query_endpoint(request: Request) -> Response:
-        operation = await operation_of(request)
+        if request.method == "GET" and not request.query_params:
+            return description(request)
+        body = await service.body(request) if request.method == "POST" else b""
+        operation = parse_operation(request.method, request.headers.get("content-type"),
+                                    request.query_params.multi_items(), body,
+                                    accept=request.headers.get("accept"),
+                                    union=config.union_default, base_iri=service.base_iri(request))
         if isinstance(operation, UpdateRequest):
             if request.url.path == "/query":
                 raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
             return await answer_update(request, operation)
-        return await answer_query(operation)
+        check_remote(operation.query, config.allow_service)
+        return await service.read(operation)
 
     async def update_endpoint(request: Request) -> Response:
-        operation = await operation_of(request)
+        operation = parse_operation("POST", request.headers.get("content-type"),
+                                    request.query_params.multi_items(),
+                                    await service.body(request))
         if not isinstance(operation, UpdateRequest):
             raise HttpProblem(HTTP_BAD_REQUEST, "this endpoint takes updates; queries go to "
                               "/query or /sparql")
         return await answer_update(request, operation)
 
-    async def graph_store(request: Request) -> Response:
-        params = request.query_params
-        graph = graph_of(params.get("graph"), default="default" in params)
-        fmt = choose(QueryRequest(query="-", accept=request.headers.get("accept"),
-                                  format=params.get("format")), GRAPH_TYPES)
-        if not dataset.has_graph(graph):
-            raise HttpProblem(HTTP_NOT_FOUND, f"no graph {graph} in this store")
+    async def answer_update(request: Request, operation: UpdateRequest) -> Response:
+        check_remote(operation.update, config.allow_service)
+        text = with_dataset(operation.update, operation.using_graphs,
+                            operation.using_named_graphs)
+        await service.write(request, partial(dataset.update, text,
+                                             base_iri=service.base_iri(request)))
+        return Response(status_code=HTTP_NO_CONTENT)
 
-        def dump() -> bytes:
-            return serialize((q.triple for q in dataset.graph_quads(graph)), format=fmt)
-
-        body = await asyncio.wrap_future(readers.submit(dump))
-        return Response(body if request.method == "GET" else b"", media_type=fmt.media_type)
+    def description(request: Request) -> Response:
+        fmt: RdfFormat = choose(GraphRequest(graph=None, accept=request.headers.get("accept")),
+                                GRAPH_TYPES)
+        body = describe(request_url(request.scope), fmt, updates=config.update_token is not None,
+                        union_default=config.union_default)
+        return Response(body, media_type=fmt.media_type)
 
     async def papers(request: Request) -> Response:
-        listing = await asyncio.wrap_future(readers.submit(dataset.papers))
+        listing = await asyncio.to_thread(dataset.papers)
         return JSONResponse([p.model_dump() for p in listing])
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def page(request: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html")
+        return FileResponse(YASGUI_PAGE if YASGUI_SCRIPT.exists() else PLAIN_PAGE)
+
+    async def prefixes(request: Request) -> Response:
+        return JSONResponse(ontology_prefixes())
 
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HttpProblem)
@@ -174,28 +209,39 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
+        await service.start()
         yield
-        readers.shutdown()
-        writer.shutdown(wait=True)
+        await service.stop()
 
     routes = [
         Route("/", page),
         Route("/query", query_endpoint, methods=["GET", "POST"]),
         Route("/sparql", query_endpoint, methods=["GET", "POST"]),
         Route("/update", update_endpoint, methods=["POST"]),
-        Route("/store", graph_store, methods=["GET", "HEAD"]),
+        *graph_store_routes(service),
         Route("/papers", papers),
+        Route("/prefixes", prefixes),
         Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
-            dataset, readers.submit, lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
+            dataset, evidence_pool.submit,
+            lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    middleware = [Middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
-                             allow_methods=["GET", "POST"],
-                             allow_headers=["Authorization", "Content-Type"])
-                  ] if config.cors_origins else []
+    middleware = [Middleware(HostGuard, allowed=config.allowed_hosts)]
+    if config.cors_origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
+                                     allow_methods=["GET", "POST"],
+                                     allow_headers=["Authorization", "Content-Type"]))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                      exception_handlers={HttpProblem: problem})
+
+
+@cache
+def ontology_prefixes() -> dict[str, str]:
+    """Prefix -> namespace of the bundled ontologies, for the query page."""
+    from kgctl.ontology import default_ir  # loaded on first use: serving does not need it
+
+    return dict(default_ir().prefixes)
 
 
 def authorise(request: Request, token: str | None) -> None:
@@ -211,11 +257,11 @@ def authorise(request: Request, token: str | None) -> None:
         raise HttpProblem(HTTP_FORBIDDEN, "wrong update token")
 
 
-async def read_body(request: Request) -> bytes:
+async def _read_body(request: Request, limit: int) -> bytes:
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise HttpProblem(HTTP_TOO_LARGE, f"request body over {MAX_BODY_BYTES} bytes")
+        if size > limit:
+            raise HttpProblem(HTTP_TOO_LARGE, f"request body over {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
 from pathlib import Path
 
 import click
-import uvicorn
 
-from kgctl.errors import InputError
 from kgctl.service.app import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_LONG_QUERIES,
+    DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT_S,
     DEFAULT_WORKERS,
@@ -18,14 +18,13 @@ from kgctl.service.app import (
     create_app,
 )
 from kgctl.service.dataset import Dataset
+from kgctl.service.hosts import LOOPBACK_NAMES
+from kgctl.service.server import DEFAULT_HEADER_TIMEOUT_S, listen, uvicorn_server
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
 TOKEN_ENV = "KGCTL_UPDATE_TOKEN"
-
-# clients that pool connections (SPARQLWrapper, httpx) must not race the server closing an
-# idle one; uvicorn's 5 s default lost one request in 5,000 under the load benchmark
-KEEP_ALIVE_S = 75
+SECONDS = click.FloatRange(min=0, min_open=True)
 
 
 @click.command(name="serve")
@@ -36,27 +35,50 @@ KEEP_ALIVE_S = 75
               help="Interface to listen on (loopback unless you say otherwise).")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--update-token", envvar=TOKEN_ENV, default=None,
-              help=f"Enable SPARQL Update for clients sending this bearer token "
-                   f"(or set {TOKEN_ENV}). Without it updates are refused.")
+              help=f"Enable SPARQL Update and Graph Store writes for clients sending this bearer "
+                   f"token (or set {TOKEN_ENV}). Without it writes are refused.")
 @click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Query time limit in seconds.")
+              type=SECONDS, help="Query time limit in seconds (the query's process is killed).")
 @click.option("--max-rows", default=DEFAULT_MAX_ROWS, show_default=True,
               type=click.IntRange(min=1), help="Most result rows (or triples) a query returns.")
+@click.option("--max-bytes", default=DEFAULT_MAX_BYTES, show_default=True,
+              type=click.IntRange(min=1), help="Largest serialised result (and graph upload).")
 @click.option("--workers", default=DEFAULT_WORKERS, show_default=True,
-              type=click.IntRange(min=1), help="Query worker threads.")
+              type=click.IntRange(min=1), help="Query worker processes.")
+@click.option("--long-queries", default=DEFAULT_LONG_QUERIES, show_default=True,
+              type=click.IntRange(min=1),
+              help="Queries allowed to run longer than a quarter second at once; more are 503.")
 @click.option("--cors-origin", "cors_origins", multiple=True,
               help="Allow browser pages from this origin (repeatable; '*' for any).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="Host header the server answers besides the loopback names and --host "
+                   "(repeatable; '*' for any).")
+@click.option("--allow-service", "allow_service", multiple=True,
+              help="Endpoint that SERVICE (and LOAD) may contact (repeatable); none by default.")
+@click.option("--header-timeout", "header_timeout_s", default=DEFAULT_HEADER_TIMEOUT_S,
+              show_default=True, type=SECONDS,
+              help="Seconds a client has to send its request headers.")
+@click.option("--body-timeout", "body_timeout_s", default=DEFAULT_BODY_TIMEOUT_S,
+              show_default=True, type=SECONDS, help="Seconds a client has to send its body.")
+@click.option("--base-iri", default=None,
+              help="Base IRI for relative IRIs in requests [default: the endpoint's URL].")
 @click.option("--union-default-graph", is_flag=True,
-              help="Make the union of all graphs the default graph of queries.")
+              help="Make the union of all graphs the default graph of queries. Without it the "
+                   "default graph is the store's own (empty: every paper is a named graph) "
+                   "unless a request sets default-graph-uri or union-default-graph=true.")
 @click.option("--seed-mop30", is_flag=True,
               help="First (re)build the MOP-30 demo graphs by replaying the bundled traces "
                    "through the extraction tools (as `kgctl demo` does).")
 def command(store_path: Path, *, host: str, port: int, update_token: str | None,
-            timeout_s: float, max_rows: int, workers: int, cors_origins: tuple[str, ...],
-            union_default_graph: bool, seed_mop30: bool) -> None:
+            timeout_s: float, max_rows: int, max_bytes: int, workers: int, long_queries: int,
+            cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...],
+            allow_service: tuple[str, ...], header_timeout_s: float, body_timeout_s: float,
+            base_iri: str | None, union_default_graph: bool, seed_mop30: bool) -> None:
     """Serve a store as a SPARQL 1.1 endpoint with a query page at /.
 
-    Queries: /query (GET/POST); updates: /update with a bearer token; graphs: /store?graph=IRI.
+    Queries: /query (GET/POST); updates: /update with a bearer token; graphs: /store?graph=IRI
+    (Graph Store Protocol). Queries see the store's default graph (empty) unless they name
+    graphs; see --union-default-graph.
 
     Example: kgctl serve --store kgctl-data --port 7878
     """
@@ -67,30 +89,21 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
         from kgctl.service.seed import mop30_quads
 
         dataset.load(mop30_quads(), replace=True)
-    config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, workers=workers,
+    config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes,
+                           workers=workers, long_queries=long_queries,
                            update_token=update_token or None, cors_origins=cors_origins,
-                           union_default=union_default_graph)
+                           union_default=union_default_graph,
+                           allowed_hosts=(*LOOPBACK_NAMES, host.lower(), *allowed_hosts),
+                           allow_service=allow_service, body_timeout_s=body_timeout_s,
+                           base_iri=base_iri)
     listener = listen(host, port)
     bound_port = listener.getsockname()[1]
     click.echo(f"kgctl serve: http://{host}:{bound_port}/  (SPARQL at /query, updates "
                f"{'need the bearer token' if config.update_token else 'disabled'})", err=True)
     if not is_loopback(host):
         click.echo(f"warning: listening on {host}, reachable from other machines", err=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(dataset, config), log_level="warning",
-                                           access_log=False, timeout_keep_alive=KEEP_ALIVE_S))
-    server.run(sockets=[listener])
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A bound listening socket, or one clear error (port taken, unknown host)."""
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except OSError as exc:
-        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    return sock
+    uvicorn_server(create_app(dataset, config), header_timeout_s=header_timeout_s
+                   ).run(sockets=[listener])
 
 
 def is_loopback(host: str) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import DefaultGraph, NamedNode, Quad, Store
+from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, parse
 
 from kgctl.errors import InputError, StoreError
 from kgctl.store.base import QueryResult
@@ -42,8 +42,8 @@ class PaperInfo(BaseModel):
 class Dataset:
     """Queries with protocol dataset options, atomic updates, graph listing and export."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, store: Store, path: Path | None = None) -> None:
+        self._store, self._path = store, path
         self._write_lock = threading.Lock()
 
     @classmethod
@@ -52,17 +52,22 @@ class Dataset:
         if not path.is_dir():
             raise InputError(f"no store directory at {path}")
         try:
-            return cls(Store(str(path)))
+            return cls(Store(str(path)), path)
         except OSError as exc:
             if "lock" in str(exc).lower():
                 raise StoreError(f"another process holds the store at {path}; stop it, or "
                                  "point that process at this service's endpoint") from None
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
 
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
     def query(self, sparql: str, *, default_graphs: Sequence[NamedNode] = (),
-              named_graphs: Sequence[NamedNode] = (), union: bool = False) -> QueryResult:
+              named_graphs: Sequence[NamedNode] = (), union: bool = False,
+              base_iri: str | None = None) -> QueryResult:
         """Run a query; explicit default graphs win over `union`. SyntaxError on a bad query."""
-        options: dict = {}
+        options: dict = {"base_iri": base_iri}
         if default_graphs:
             options["default_graph"] = list(default_graphs)
         else:
@@ -71,13 +76,40 @@ class Dataset:
             options["named_graphs"] = list(named_graphs)
         return self._store.query(sparql, **options)
 
-    def update(self, sparql: str) -> None:
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
         """One SPARQL Update, applied atomically (SyntaxError on a bad update)."""
         with self._write_lock:
             try:
-                self._store.update(sparql)
+                self._store.update(sparql, base_iri=base_iri)
             except OSError as exc:
                 raise StoreError(f"update failed, nothing written: {exc}") from None
+
+    def put_graph(self, graph: NamedNode | DefaultGraph,
+                  documents: Sequence[tuple[RdfFormat, bytes]], *, base_iri: str,
+                  replace: bool) -> bool:
+        """Graph Store Protocol PUT (`replace`) or POST: parse the documents into `graph`, then
+        write; True when the graph was new. SyntaxError on bad data (nothing is written)."""
+        quads = [Quad(q.subject, q.predicate, q.object, graph) for fmt, data in documents
+                 for q in parse(data, format=fmt, base_iri=base_iri, without_named_graphs=True)]
+        with self._write_lock:
+            created = not self.has_graph(graph)
+            if replace and not created:
+                self._store.clear_graph(graph)
+            self._store.extend(quads)
+            if isinstance(graph, NamedNode):
+                self._store.add_graph(graph)
+        return created
+
+    def delete_graph(self, graph: NamedNode | DefaultGraph) -> bool:
+        """Graph Store Protocol DELETE: False when there was no such graph."""
+        with self._write_lock:
+            if isinstance(graph, DefaultGraph):
+                self._store.clear_graph(graph)
+                return True
+            if not self._store.contains_named_graph(graph):
+                return False
+            self._store.remove_graph(graph)
+            return True
 
     def papers(self) -> list[PaperInfo]:
         sizes = {row["g"].value: int(row["n"].value) for row in self._store.query(GRAPH_SIZES)}

@@ -1,15 +1,13 @@
-"""Run one protocol query under the service's limits and serialise the answer.
+"""Evaluate one read request under the service's row and byte limits (in a query worker).
 
-Runs in a worker thread (pyoxigraph releases the GIL while it evaluates). Rows are read one by
-one so the deadline, a cancel signal and the row limit are checked between rows; a query that
-blocks before its first row (a big ORDER BY or GROUP BY) cannot be interrupted inside
-pyoxigraph: the caller answers at the deadline and the thread finishes in the background.
+A worker process runs this; the time limit is not checked here: the process that owns the
+workers kills one whose query passes its deadline, which stops it wherever it is (inside
+pyoxigraph too). Rows are counted as they stream into a byte-bounded sink, so neither many
+rows nor a few huge ones are ever held whole.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -21,19 +19,22 @@ from pyoxigraph import (
     QueryResultsFormat,
     QuerySolutions,
     RdfFormat,
+    Store,
     serialize,
 )
 
 from kgctl.service.dataset import Dataset
 from kgctl.service.negotiation import GRAPH_TYPES, SOLUTION_TYPES, by_name, negotiate
-from kgctl.service.results import SERIALISERS
+from kgctl.service.results import WRITERS, ResultTooLarge, Sink
 
 T = TypeVar("T")
+HTTP_OK = 200
 HTTP_BAD_REQUEST = 400
 HTTP_NOT_FOUND = 404
 HTTP_NOT_ACCEPTABLE = 406
 HTTP_UNPROCESSABLE = 422
 HTTP_UNAVAILABLE = 503
+TEXT = "text/plain; charset=utf-8"
 
 
 class HttpProblem(Exception):
@@ -46,8 +47,8 @@ class HttpProblem(Exception):
 
 class Limits(BaseModel):
     model_config = ConfigDict(frozen=True)
-    timeout_s: float
     max_rows: int
+    max_bytes: int
 
 
 class QueryRequest(BaseModel):
@@ -58,81 +59,93 @@ class QueryRequest(BaseModel):
     default_graphs: tuple[str, ...] = ()
     named_graphs: tuple[str, ...] = ()
     union: bool = False
+    base_iri: str | None = None
     accept: str | None = None
     format: str | None = None  # the ``format`` parameter, wins over Accept
 
 
+class GraphRequest(BaseModel):
+    """A Graph Store Protocol read: one graph (None: the default graph) in a negotiated format."""
+
+    model_config = ConfigDict(frozen=True)
+    graph: str | None
+    accept: str | None = None
+    format: str | None = None
+
+
 class Answer(BaseModel):
     model_config = ConfigDict(frozen=True)
+    status: int = HTTP_OK
     body: bytes
     media_type: str
 
 
-def run_query(dataset: Dataset, request: QueryRequest, *, limits: Limits,
-              cancel: threading.Event) -> Answer:
-    """Evaluate and serialise in the calling (worker) thread."""
+def answer(store: Store, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
+    """The response to a read request; refusals become an ``error:`` answer, not an exception."""
     try:
-        return _evaluate(dataset, request, limits=limits, cancel=cancel)
+        if isinstance(request, GraphRequest):
+            return _graph(store, request, limits)
+        return _query(Dataset(store), request, limits)
     except HttpProblem as problem:
-        # pyoxigraph result iterators must die in the thread that made them: drop the frames
-        # that hold them here rather than in the event loop that receives the exception
-        raise problem.with_traceback(None) from None
+        return Answer(status=problem.status, body=f"error: {problem}\n".encode(), media_type=TEXT)
 
 
-def _evaluate(dataset: Dataset, request: QueryRequest, *, limits: Limits,
-              cancel: threading.Event) -> Answer:
-    deadline = time.monotonic() + limits.timeout_s
+def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
     try:
         result = dataset.query(request.query,
                                default_graphs=[iri(g) for g in request.default_graphs],
                                named_graphs=[iri(g) for g in request.named_graphs],
-                               union=request.union)
+                               union=request.union, base_iri=request.base_iri)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # evaluation errors, an unusable base IRI
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
-    guard = _Guard(deadline, limits, cancel)
-    if isinstance(result, QuerySolutions):
-        fmt = choose(request, SOLUTION_TYPES)
-        variables = [v.value for v in result.variables]
-        rows = [tuple(s[v] for v in variables) for s in guard.rows(result, "rows")]
-        return Answer(body=SERIALISERS[fmt](variables, rows), media_type=fmt.media_type)
     if isinstance(result, QueryBoolean):
         fmt = choose(request, SOLUTION_TYPES)
         return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
+    sink = Sink(limits.max_bytes)
+    if isinstance(result, QuerySolutions):
+        fmt = choose(request, SOLUTION_TYPES)
+        variables = [v.value for v in result.variables]
+        rows = (tuple(solution) for solution in _bounded(result, limits, "rows"))
+        _fill(sink, limits, lambda: [sink.write(c) for c in WRITERS[fmt](variables, rows)])
+    else:
+        fmt = choose(request, GRAPH_TYPES)
+        _fill(sink, limits, lambda: serialize(_bounded(result, limits, "triples"), sink, fmt))
+    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+
+
+def _graph(store: Store, request: GraphRequest, limits: Limits) -> Answer:
+    graph = DefaultGraph() if request.graph is None else iri(request.graph)
     fmt = choose(request, GRAPH_TYPES)
-    triples = list(guard.rows(result, "triples"))
-    return Answer(body=serialize(triples, format=fmt), media_type=fmt.media_type)
+    if isinstance(graph, NamedNode) and not store.contains_named_graph(graph):
+        raise HttpProblem(HTTP_NOT_FOUND, f"no graph {graph} in this store")
+    sink = Sink(limits.max_bytes)
+    triples = (q.triple for q in store.quads_for_pattern(None, None, None, graph))
+    _fill(sink, limits, lambda: serialize(_bounded(triples, limits, "triples"), sink, fmt))
+    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
 
-class _Guard:
-    def __init__(self, deadline: float, limits: Limits, cancel: threading.Event) -> None:
-        self.deadline, self.limits, self.cancel = deadline, limits, cancel
-
-    def rows(self, items: Iterable[T], what: str) -> Iterator[T]:
-        for count, item in enumerate(_timed(items, self), start=1):
-            if count > self.limits.max_rows:
-                raise HttpProblem(HTTP_UNPROCESSABLE,
-                                  f"result has more than {self.limits.max_rows} {what} (the "
-                                  "server's limit); add LIMIT or narrow the query")
-            yield item
-
-    def check(self) -> None:
-        if self.cancel.is_set() or time.monotonic() > self.deadline:
-            raise query_timeout(self.limits.timeout_s)
+def _fill(sink: Sink, limits: Limits, write) -> None:
+    """Run `write` into `sink`; 422 when the result passes the byte limit."""
+    try:
+        write()
+    except (ResultTooLarge, OSError, ValueError) as exc:
+        if sink.overflowed:
+            raise HttpProblem(HTTP_UNPROCESSABLE,
+                              f"result is larger than {limits.max_bytes} bytes (the server's "
+                              "limit); add LIMIT or narrow the query") from None
+        if isinstance(exc, ResultTooLarge):
+            raise
+        raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
 
 
-def _timed(items: Iterable[T], guard: _Guard) -> Iterator[T]:
-    iterator = iter(items)
-    while True:
-        guard.check()
-        try:
-            item = next(iterator)
-        except StopIteration:
-            return
-        except (OSError, ValueError) as exc:  # evaluation errors surface while iterating
-            raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
-        guard.check()
+def _bounded(items: Iterable[T], limits: Limits, what: str) -> Iterator[T]:
+    for count, item in enumerate(items, start=1):
+        if count > limits.max_rows:
+            raise HttpProblem(HTTP_UNPROCESSABLE,
+                              f"result has more than {limits.max_rows} {what} (the server's "
+                              "limit); add LIMIT or narrow the query")
         yield item
 
 
@@ -142,7 +155,8 @@ def query_timeout(timeout_s: float) -> HttpProblem:
                        "narrow the query or add LIMIT")
 
 
-def choose(request: QueryRequest, offers: dict[str, QueryResultsFormat] | dict[str, RdfFormat]):
+def choose(request: QueryRequest | GraphRequest,
+           offers: dict[str, QueryResultsFormat] | dict[str, RdfFormat]):
     """The serialisation for this answer, or 406 naming what the server can produce."""
     if request.format:
         fmt = by_name(request.format, offers)
@@ -163,10 +177,3 @@ def iri(text: str) -> NamedNode:
         return NamedNode(text)
     except ValueError:
         raise HttpProblem(HTTP_BAD_REQUEST, f"not a valid graph IRI: {text!r}") from None
-
-
-def graph_of(param: str | None, *, default: bool) -> NamedNode | DefaultGraph:
-    """The graph named by Graph Store Protocol ``graph=`` / ``default`` parameters."""
-    if default == (param is not None):
-        raise HttpProblem(HTTP_BAD_REQUEST, "give exactly one of ?graph=<IRI> or ?default")
-    return DefaultGraph() if default else iri(param or "")

@@ -31,15 +31,18 @@ DIRECT_UPDATE = "application/sparql-update"
 class UpdateRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
     update: str
+    using_graphs: tuple[str, ...] = ()
+    using_named_graphs: tuple[str, ...] = ()
 
 
 Params = Sequence[tuple[str, str]]
 
 
 def parse_operation(method: str, content_type: str | None, params: Params, body: bytes,
-                    *, accept: str | None = None, union: bool = False
-                    ) -> QueryRequest | UpdateRequest:
-    """The query or update a request carries; `union` is the server's default-graph option."""
+                    *, accept: str | None = None, union: bool = False,
+                    base_iri: str | None = None) -> QueryRequest | UpdateRequest:
+    """The query or update a request carries; `union` is the server's default-graph option,
+    `base_iri` resolves relative IRIs of a query."""
     media = (content_type or "").split(";")[0].strip().lower()
     fields = list(params)
     direct: tuple[str, str] | None = None
@@ -61,7 +64,9 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
     if updates:
         if method != "POST":
             raise HttpProblem(HTTP_BAD_REQUEST, "updates must be sent with POST")
-        return UpdateRequest(update=_single(updates, "update"))
+        return UpdateRequest(update=_single(updates, "update"),
+                             using_graphs=tuple(_values(fields, "using-graph-uri")),
+                             using_named_graphs=tuple(_values(fields, "using-named-graph-uri")))
     if not queries:
         raise HttpProblem(HTTP_BAD_REQUEST, "missing 'query' parameter: send ?query=... (GET), "
                           f"a form with query=... (POST) or a body of type {DIRECT_QUERY}")
@@ -71,6 +76,7 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
         default_graphs=tuple(_values(fields, "default-graph-uri")),
         named_graphs=tuple(_values(fields, "named-graph-uri")),
         union=union or _flag(_values(fields, "union-default-graph")),
+        base_iri=base_iri,
         accept=accept,
         format=formats[-1] if formats else None,
     )

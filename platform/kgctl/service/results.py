@@ -1,16 +1,24 @@
-r"""SPARQL 1.1 result serialisers for SELECT rows already read under the service's limits.
+r"""Streaming SPARQL 1.1 result writers and the byte-bounded sink they write into.
 
-pyoxigraph serialises only a live result iterator; the service reads rows itself (to enforce
-the timeout and the row limit) and writes them with these pure functions.
+The worker reads rows one at a time (to count them against the row limit) and each writer
+turns them into chunks as they come; the `Sink` refuses a chunk past the byte limit, so a
+huge result stops being produced instead of being built in memory first.
 
 >>> from pyoxigraph import Literal, NamedNode
 >>> rows = [(NamedNode("http://ex.org/a"), Literal("x, y", language="en")), (None, Literal(3))]
->>> to_csv(("s", "label"), rows)
+>>> b"".join(csv_chunks(("s", "label"), rows))
 b's,label\r\nhttp://ex.org/a,"x, y"\r\n,3\r\n'
->>> print(to_tsv(("s", "label"), rows).decode().replace("\t", " | "), end="")
+>>> print(b"".join(tsv_chunks(("s", "label"), rows)).decode().replace("\t", " | "), end="")
 ?s | ?label
 <http://ex.org/a> | "x, y"@en
  | "3"^^<http://www.w3.org/2001/XMLSchema#integer>
+>>> sink = Sink(10)
+>>> sink.write(b"0123456789")
+10
+>>> sink.write(b"!")
+Traceback (most recent call last):
+...
+kgctl.service.results.ResultTooLarge: result is over 10 bytes
 """
 
 from __future__ import annotations
@@ -18,19 +26,43 @@ from __future__ import annotations
 import csv
 import io
 import json
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from xml.sax.saxutils import escape, quoteattr
 
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryResultsFormat, Triple
 
 Cell = NamedNode | BlankNode | Literal | Triple | None
 Row = Sequence[Cell]
+Writer = Callable[[Sequence[str], Iterable[Row]], Iterator[bytes]]
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 RESULTS_NS = "http://www.w3.org/2005/sparql-results#"
-XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-ET.register_namespace("", RESULTS_NS)
+
+
+class ResultTooLarge(Exception):
+    """The serialised result passed the byte limit."""
+
+
+class Sink:
+    """A binary output that keeps at most `max_bytes` (pyoxigraph serialisers write to it too)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size, self.overflowed = max_bytes, 0, False
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size > self.max_bytes:
+            self.overflowed = True
+            raise ResultTooLarge(f"result is over {self.max_bytes} bytes")
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered (file-object protocol)."""
+
+    def getvalue(self) -> bytes:
+        return b"".join(self._parts)
 
 
 def term_json(term: NamedNode | BlankNode | Literal | Triple) -> dict:
@@ -53,44 +85,51 @@ def term_json(term: NamedNode | BlankNode | Literal | Triple) -> dict:
     return out
 
 
-def to_json(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
-    bindings = [{name: term_json(cell)
-                 for name, cell in zip(variables, row, strict=True) if cell is not None}
-                for row in rows]
-    document = {"head": {"vars": list(variables)}, "results": {"bindings": bindings}}
-    return json.dumps(document, ensure_ascii=False).encode()
-
-
-def _xml_term(parent: ET.Element, term: NamedNode | BlankNode | Literal | Triple) -> None:
-    if isinstance(term, NamedNode):
-        ET.SubElement(parent, f"{{{RESULTS_NS}}}uri").text = term.value
-    elif isinstance(term, BlankNode):
-        ET.SubElement(parent, f"{{{RESULTS_NS}}}bnode").text = term.value
-    elif isinstance(term, Triple):
-        triple = ET.SubElement(parent, f"{{{RESULTS_NS}}}triple")
-        for part in ("subject", "predicate", "object"):
-            _xml_term(ET.SubElement(triple, f"{{{RESULTS_NS}}}{part}"), getattr(term, part))
-    else:
-        literal = ET.SubElement(parent, f"{{{RESULTS_NS}}}literal")
-        literal.text = term.value
-        if term.language:
-            literal.set(XML_LANG, term.language)
-        elif term.datatype.value != XSD_STRING:
-            literal.set("datatype", term.datatype.value)
-
-
-def to_xml(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
-    root = ET.Element(f"{{{RESULTS_NS}}}sparql")
-    head = ET.SubElement(root, f"{{{RESULTS_NS}}}head")
-    for name in variables:
-        ET.SubElement(head, f"{{{RESULTS_NS}}}variable", name=name)
-    results = ET.SubElement(root, f"{{{RESULTS_NS}}}results")
+def json_chunks(variables: Sequence[str], rows: Iterable[Row]) -> Iterator[bytes]:
+    yield b'{"head":{"vars":' + json.dumps(list(variables)).encode() + b'},"results":{"bindings":['
+    keys = [json.dumps(name) + ":" for name in variables]
+    written: dict[NamedNode | BlankNode | Literal | Triple, str] = {}  # terms repeat: encode once
+    separator = ""
     for row in rows:
-        result = ET.SubElement(results, f"{{{RESULTS_NS}}}result")
-        for name, cell in zip(variables, row, strict=True):
+        parts = []
+        for key, cell in zip(keys, row, strict=True):
             if cell is not None:
-                _xml_term(ET.SubElement(result, f"{{{RESULTS_NS}}}binding", name=name), cell)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+                text = written.get(cell)
+                if text is None:
+                    text = written[cell] = json.dumps(term_json(cell), ensure_ascii=False)
+                parts.append(key + text)
+        yield f"{separator}{{{','.join(parts)}}}".encode()
+        separator = ","
+    yield b"]}}"
+
+
+def _xml_term(term: NamedNode | BlankNode | Literal | Triple) -> str:
+    if isinstance(term, NamedNode):
+        return f"<uri>{escape(term.value)}</uri>"
+    if isinstance(term, BlankNode):
+        return f"<bnode>{escape(term.value)}</bnode>"
+    if isinstance(term, Triple):
+        return (f"<triple><subject>{_xml_term(term.subject)}</subject><predicate>"
+                f"{_xml_term(term.predicate)}</predicate><object>{_xml_term(term.object)}"
+                "</object></triple>")
+    if term.language:
+        attribute = f" xml:lang={quoteattr(term.language)}"
+    elif term.datatype.value != XSD_STRING:
+        attribute = f" datatype={quoteattr(term.datatype.value)}"
+    else:
+        attribute = ""
+    return f"<literal{attribute}>{escape(term.value)}</literal>"
+
+
+def xml_chunks(variables: Sequence[str], rows: Iterable[Row]) -> Iterator[bytes]:
+    head = "".join(f"<variable name={quoteattr(name)}/>" for name in variables)
+    yield (f'<?xml version="1.0" encoding="utf-8"?>\n<sparql xmlns="{RESULTS_NS}"><head>{head}'
+           "</head><results>").encode()
+    for row in rows:
+        cells = "".join(f"<binding name={quoteattr(name)}>{_xml_term(cell)}</binding>"
+                        for name, cell in zip(variables, row, strict=True) if cell is not None)
+        yield f"<result>{cells}</result>".encode()
+    yield b"</results></sparql>"
 
 
 def _csv_cell(term: Cell) -> str:
@@ -103,25 +142,29 @@ def _csv_cell(term: Cell) -> str:
     return str(term)
 
 
-def to_csv(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
+def csv_chunks(variables: Sequence[str], rows: Iterable[Row]) -> Iterator[bytes]:
     """SPARQL 1.1 CSV: plain values, CRLF line ends, RFC 4180 quoting."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(variables)
-    writer.writerows([_csv_cell(cell) for cell in row] for row in rows)
-    return buffer.getvalue().encode()
+    for row in rows:
+        writer.writerow([_csv_cell(cell) for cell in row])
+        yield buffer.getvalue().encode()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue().encode()
 
 
-def to_tsv(variables: Sequence[str], rows: Sequence[Row]) -> bytes:
+def tsv_chunks(variables: Sequence[str], rows: Iterable[Row]) -> Iterator[bytes]:
     """SPARQL 1.1 TSV: terms in their SPARQL/N-Triples syntax (tabs and newlines escaped)."""
-    lines = ["\t".join(f"?{name}" for name in variables)]
-    lines.extend("\t".join("" if cell is None else str(cell) for cell in row) for row in rows)
-    return ("\n".join(lines) + "\n").encode()
+    yield ("\t".join(f"?{name}" for name in variables) + "\n").encode()
+    for row in rows:
+        yield ("\t".join("" if cell is None else str(cell) for cell in row) + "\n").encode()
 
 
-SERIALISERS: dict[QueryResultsFormat, Callable[[Sequence[str], Sequence[Row]], bytes]] = {
-    QueryResultsFormat.JSON: to_json,
-    QueryResultsFormat.XML: to_xml,
-    QueryResultsFormat.CSV: to_csv,
-    QueryResultsFormat.TSV: to_tsv,
+WRITERS: dict[QueryResultsFormat, Writer] = {
+    QueryResultsFormat.JSON: json_chunks,
+    QueryResultsFormat.XML: xml_chunks,
+    QueryResultsFormat.CSV: csv_chunks,
+    QueryResultsFormat.TSV: tsv_chunks,
 }

@@ -1,0 +1,49 @@
+"""Answer only requests whose ``Host`` header names this server (DNS-rebinding guard).
+
+>>> host_name("[::1]:7878"), host_name("Example.org:80"), host_name("localhost")
+('::1', 'example.org', 'localhost')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+HTTP_BAD_REQUEST = 400
+ANY = "*"
+
+
+def host_name(header: str) -> str:
+    """The host part of a Host header, lower-cased, without port or IPv6 brackets."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def request_url(scope) -> str:
+    """The URL an HTTP request went to, without its query (as the client wrote its path)."""
+    host = next((v for k, v in scope["headers"] if k == b"host"), b"localhost")
+    path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
+    return f"{scope['scheme']}://{host.decode('latin-1')}{path}"
+
+
+class HostGuard:
+    """ASGI middleware: 400 for a Host header outside `allowed` (``*`` allows any)."""
+
+    def __init__(self, app, *, allowed: Collection[str]) -> None:
+        self.app = app
+        self.allowed = frozenset(a.lower() for a in allowed)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and ANY not in self.allowed:
+            header = next((v for k, v in scope["headers"] if k == b"host"), b"")
+            if host_name(header.decode("latin-1")) not in self.allowed:
+                body = b"error: this server does not answer for that Host header " \
+                       b"(start it with --allowed-host NAME)\n"
+                await send({"type": "http.response.start", "status": HTTP_BAD_REQUEST,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

@@ -1,0 +1,202 @@
+"""Refusals that keep the endpoint safe: SERVICE to arbitrary hosts, slow clients, huge
+results, foreign Host headers, and a burst of runaway queries (killed, cheap queries served)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from pyoxigraph import Store
+from service_helpers import STARTUP_S, free_port, live_server, sample_store
+
+from kgctl.service.app import ServiceConfig
+
+TIMEOUT_S = 0.5
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
+PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatChill> } }"
+RUNAWAYS = 24
+PROBE_BOUND_S = 1.0
+BURST_TIMEOUT_S = 5.0  # runaways of the burst run this long unless stopped earlier
+# a probe stuck behind the burst would wait BURST_TIMEOUT_S; the bound leaves room for a busy
+# machine (scripts/bench_service.py measures the figure itself)
+BURST_PROBE_BOUND_S = 2.5
+SLOW_CLIENTS = 50
+HEADER_TIMEOUT_S = 2.0
+BODY_TIMEOUT_S = 1.0
+# 8 rows, each a string doubled 20 times from 64 bytes: 537 MB if nothing stops it
+DOUBLINGS = 20
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def concat_bomb() -> str:
+    binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(DOUBLINGS))
+    return (f'SELECT ?s{DOUBLINGS} WHERE {{ VALUES ?row {{ 1 2 3 4 5 6 7 8 }} '
+            f'BIND("{"x" * 64}" AS ?s0) {binds} }}')
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return sample_store()
+
+
+@pytest.fixture(scope="module")
+def url(store: Store):
+    config = ServiceConfig(timeout_s=TIMEOUT_S, max_bytes=1_000_000, workers=4, long_queries=2,
+                           body_timeout_s=BODY_TIMEOUT_S)
+    with live_server(store, config, header_timeout_s=HEADER_TIMEOUT_S) as base:
+        yield base
+
+
+@pytest.mark.parametrize("template", [
+    "SELECT * {{ SERVICE <{target}> {{ ?s ?p ?o }} }}",
+    "SELECT * {{ \\u0053ERVICE SILENT <{target}> {{ ?s ?p ?o }} }}",
+    "SELECT * {{ BIND(<{target}> AS ?e) SERVICE ?e {{ ?s ?p ?o }} }}",
+])
+def test_service_to_another_host_is_refused_without_contacting_it(url: str,
+                                                                  template: str) -> None:
+    with socket.socket() as victim:
+        victim.bind(("127.0.0.1", 0))
+        victim.listen()
+        victim.settimeout(0.3)
+        target = f"http://127.0.0.1:{victim.getsockname()[1]}/sparql"
+        response = httpx.get(f"{url}/query", params={"query": template.format(target=target)})
+        assert response.status_code == 400 and "--allow-service" in response.text
+        with pytest.raises(TimeoutError):
+            victim.accept()
+
+
+def test_result_over_the_byte_limit_is_refused(store: Store) -> None:
+    """The first 67 MB row already passes the byte limit: refused, the other rows never made."""
+    with live_server(store, ServiceConfig(timeout_s=60, max_bytes=1_000_000)) as base:
+        response = httpx.get(f"{base}/query", params={"query": concat_bomb()}, timeout=60)
+    assert response.status_code == 422 and "larger than 1000000 bytes" in response.text
+
+
+def test_graph_download_obeys_the_byte_limit(url: str) -> None:
+    response = httpx.get(f"{url}/store", params={"default": ""})
+    assert response.status_code == 200
+    papers = httpx.get(f"{url}/papers").json()
+    big = max(papers, key=lambda p: p["triples"])
+    response = httpx.get(f"{url}/store", params={"graph": big["graph"], "format": "nt"})
+    assert response.status_code == (422 if big["triples"] * 150 > 1_000_000 else 200)
+
+
+def test_foreign_host_header_is_refused(url: str) -> None:
+    response = httpx.get(f"{url}/healthz", headers={"Host": "attacker.example"})
+    assert response.status_code == 400 and "--allowed-host" in response.text
+    assert httpx.get(f"{url}/healthz", headers={"Host": "localhost:1"}).status_code == 200
+
+
+def test_slow_clients_are_cut_off_and_do_not_block_others(url: str) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(SLOW_CLIENTS)]
+    try:
+        for sock in slow:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
+        started = time.monotonic()
+        assert httpx.get(f"{url}/healthz").status_code == 200
+        assert time.monotonic() - started < PROBE_BOUND_S
+        for sock in slow:
+            sock.settimeout(HEADER_TIMEOUT_S + 10)
+            answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 408") and sock.recv(4096) == b""
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+
+def test_slow_body_is_refused(url: str) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+                     b"Content-Type: application/sparql-query\r\n\r\nASK")  # 97 bytes owed
+        sock.settimeout(BODY_TIMEOUT_S + 10)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 408")
+
+
+def descendants_cpu_ticks(root: int) -> int:
+    """CPU ticks used so far by every process started under `root` (the workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, todo = 0, [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except OSError:
+                continue
+    return total
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[tuple[str, int]]:
+    """(URL, pid) of a `kgctl serve` process over its own copy of the MOP-30 graph."""
+    directory = tmp_path_factory.mktemp("burst")
+    sample_store(directory)  # dropped at once: the server process must own the directory
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+         str(directory), "--port", str(port), "--timeout", str(BURST_TIMEOUT_S)],
+        stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        try:
+            httpx.get(f"{url}/healthz")
+            break
+        except httpx.TransportError:
+            assert process.poll() is None and time.monotonic() < deadline, "no server"
+            time.sleep(0.1)
+    try:
+        yield url, process.pid
+    finally:
+        process.terminate()
+        process.wait(STARTUP_S)
+
+
+def test_runaway_burst_is_killed_while_cheap_queries_answer(served: tuple[str, int]) -> None:
+    url, pid = served
+    probes: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client() as client:
+            while not stop.is_set():
+                started = time.monotonic()
+                assert client.get(f"{url}/query", params={"query": PROBE}).status_code == 200
+                probes.append(time.monotonic() - started)
+                stop.wait(0.05)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        with ThreadPoolExecutor(RUNAWAYS) as pool:
+            statuses = list(pool.map(lambda _: httpx.get(
+                f"{url}/query", params={"query": RUNAWAY}, timeout=30).status_code,
+                range(RUNAWAYS)))
+    finally:
+        stop.set()
+        prober.join()
+    assert statuses == [503] * RUNAWAYS
+    assert len(probes) >= 3 and max(probes) < BURST_PROBE_BOUND_S
+    before = descendants_cpu_ticks(pid)
+    time.sleep(0.5)
+    assert descendants_cpu_ticks(pid) - before < 0.2 * CLOCK_TICKS  # nothing computes on
