@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import subprocess
 import sys
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from kgctl import __version__
@@ -36,6 +38,25 @@ def test_user_errors_become_one_message_and_exit_code(monkeypatch):
     assert usage.output.strip() == "error: no such file: x.ttl"
     assert usage.exception is None or isinstance(usage.exception, SystemExit)
     assert runner.invoke(cli, ["boom", "--reject"]).exit_code == 1
+
+
+@pytest.mark.parametrize(("raised", "line"), [
+    (OSError(errno.ENOSPC, "No space left on device", "/full/out.trig"),
+     "error: No space left on device: /full/out.trig"),
+    (FileNotFoundError(errno.ENOENT, "No such file or directory", "no/dir/x.csv"),
+     "error: No such file or directory: no/dir/x.csv"),
+    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+     "error: an input file is not UTF-8 text"),
+])
+def test_file_system_and_decoding_errors_are_one_line(monkeypatch, raised, line):
+    @click.command()
+    def boom() -> None:
+        raise raised
+
+    monkeypatch.setitem(SUBCOMMANDS, "boom", ("x", "A command that fails."))
+    monkeypatch.setattr(LazyGroup, "get_command", lambda self, ctx, name: boom)
+    result = CliRunner().invoke(cli, ["boom"])
+    assert (result.exit_code, result.output.strip()) == (2, line)
 
 
 def test_listed_help_lines_are_the_commands_own():

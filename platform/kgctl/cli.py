@@ -11,7 +11,7 @@ import importlib
 import click
 
 from kgctl import __version__
-from kgctl.errors import KgctlError
+from kgctl.errors import EXIT_USAGE, KgctlError
 
 # sub-command -> (module exporting ``command``, its one-line help). `kgctl --help` lists the
 # lines from here without importing any box; tests/test_cli.py keeps each line equal to the
@@ -68,6 +68,13 @@ class LazyGroup(click.Group):
         except KgctlError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # a path or server the user named: missing, full, refused
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(EXIT_USAGE)
+        except UnicodeDecodeError:
+            click.echo("error: an input file is not UTF-8 text", err=True)
+            ctx.exit(EXIT_USAGE)
 
 
 def _shorten(text: str, limit: int) -> str:
