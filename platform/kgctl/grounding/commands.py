@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 from pathlib import Path
 
 import click
@@ -19,6 +21,9 @@ from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
 
 MODES = ("sameas", "rewrite")
+
+
+REFERENCE_PORT = 7879  # kgctl serve has 7878
 
 
 def default_reference() -> Path:
@@ -212,15 +217,17 @@ def build(store_path: Path | None, limit: int | None, as_json: bool) -> None:
 @click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
               help="Store folder (default: $KGCTL_REFERENCE).")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=7878, show_default=True)
+@click.option("--port", type=int, default=REFERENCE_PORT, show_default=True)
 def serve(store_path: Path | None, host: str, port: int) -> None:
     """Serve the reference store read-only with the `oxigraph` SPARQL server.
 
-    Example: kgctl reference serve --port 7878
+    Example: kgctl reference serve --port 7879
     """
     from kgctl.grounding.server import start_server, stop_server
 
     process, url = start_server(store_path or default_reference(), host=host, port=port)
+    # SIGTERM (a service manager, `kill`) ends like Ctrl-C: the server process goes too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
     try:
         process.wait()
