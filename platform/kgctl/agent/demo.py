@@ -7,7 +7,6 @@ Runs on a fresh install without an API key or a server; the graph it leaves can 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from kgctl.errors import InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out_loaded
 from kgctl.evaluation.report import Report, score
+from kgctl.grounding.paths import default_reference
 from kgctl.ontology import OntologyIR, default_ir
 from kgctl.store.base import GraphStore
 
@@ -31,9 +31,6 @@ TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
-REFERENCE_ENV = "KGCTL_DEMO_REFERENCE"
-REFERENCE_STORE = "store"
-REFERENCE_INDEX = "index"
 
 
 class Grounding(BaseModel):
@@ -125,15 +122,11 @@ def run_replay_demo(
                       grounding=grounding)
 
 
-def default_reference() -> Path:
-    """Folder of the demo's reference species KG (store + index cache), built once."""
-    return Path(os.environ.get(REFERENCE_ENV, Path.home() / ".cache" / "kgctl" / "reference"))
-
-
 def ground_species(store: GraphStore, papers: list[str], *, reference: Path) -> Grounding:
     """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
 
-    The reference store is built from the bundled tables when `reference` has none yet.
+    The reference store is built from the bundled tables when there is none at `reference`
+    yet; its label index is cached where `kgctl ground` caches it.
     """
     from kgctl.grounding.harvest import harvest_index
     from kgctl.grounding.matcher import Matcher
@@ -143,13 +136,12 @@ def ground_species(store: GraphStore, papers: list[str], *, reference: Path) -> 
     from kgctl.grounding.spec import load_spec
 
     started = time.perf_counter()
-    ref_store = reference / REFERENCE_STORE
-    built = not ref_store.is_dir()
+    built = not reference.is_dir()
     if built:
-        reference.mkdir(parents=True, exist_ok=True)
-        build_reference(ref_store, read_rows(table_paths()))
+        reference.parent.mkdir(parents=True, exist_ok=True)
+        build_reference(reference, read_rows(table_paths()))
     spec = load_spec("species")
-    index = harvest_index(EmbeddedSource(ref_store), spec, cache_dir=reference / REFERENCE_INDEX)
+    index = harvest_index(EmbeddedSource(reference), spec)
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
     return Grounding(reference=reference, built=built, entities=len(decisions),
                      grounded=sum(d.match is not None for d in decisions),

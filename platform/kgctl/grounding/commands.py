@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from kgctl.errors import InputError, StoreError
 from kgctl.grounding.harvest import harvest_index, last_good_index
 from kgctl.grounding.inspect import propose_spec
 from kgctl.grounding.matcher import Matcher
+from kgctl.grounding.paths import default_reference
 from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
@@ -24,11 +24,6 @@ MODES = ("sameas", "rewrite")
 
 
 REFERENCE_PORT = 7879  # kgctl serve has 7878
-
-
-def default_reference() -> Path:
-    return Path(os.environ.get("KGCTL_REFERENCE",
-                               Path.home() / ".local" / "share" / "kgctl" / "reference-species"))
 
 
 def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,

@@ -161,6 +161,8 @@ def build_reference(
     previous reference untouched. Returns the number of species.
     """
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path} is a file, not a store folder")
     staging = path.with_name(path.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
     count = 0
@@ -174,6 +176,7 @@ def build_reference(
             yield from species_quads(row)
 
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         store = Store(str(staging))
         store.bulk_extend(quads())
         store.flush()
