@@ -7,6 +7,7 @@ lazily keeps ``kgctl --help`` fast and one box's import errors out of the others
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
 
@@ -60,6 +61,22 @@ class LazyGroup(click.Group):
         rows = [(name, _shorten(text, limit)) for name, (_, text) in SUBCOMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """Click's usage errors too end in one `error:` line (with where to find help)."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            context = getattr(exc, "ctx", None)
+            hint = f" (see '{context.command_path} --help')" if context is not None else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
         # One message and a documented exit code for every error a user can cause.
