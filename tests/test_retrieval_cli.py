@@ -65,3 +65,17 @@ def test_shell_builds_a_query_and_prints_feedback(data):
 def test_help_has_an_example():
     result = CliRunner().invoke(cli, ["query", "--help"])
     assert result.exit_code == 0 and "Example: kgctl query run" in result.output
+
+
+def test_run_answers_ask_and_construct(tmp_path, data):
+    ask, construct = tmp_path / "ask.rq", tmp_path / "construct.rq"
+    ask.write_text("ASK { ?m <https://www.theworldavatar.com/kg/ontomops/hasCCDCNumber> ?c }")
+    construct.write_text("CONSTRUCT { ?m <urn:ccdc> ?c } WHERE { "
+                         "?m <https://www.theworldavatar.com/kg/ontomops/hasCCDCNumber> ?c }")
+    runner = CliRunner()
+    yes = runner.invoke(cli, ["query", "run", str(ask), "--data", str(data), "--json"])
+    assert yes.exit_code == 0 and json.loads(yes.output) == {"boolean": True}
+    triples = runner.invoke(cli, ["query", "run", str(construct), "--data", str(data)])
+    lines = triples.output.splitlines()
+    assert triples.exit_code == 0 and len(lines) > 50
+    assert all(" <urn:ccdc> " in line and line.endswith(" .") for line in lines)
