@@ -83,7 +83,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KgctlError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo("error: " + " ".join(str(exc).split("\n")), err=True)  # one line
             ctx.exit(exc.exit_code)
         except OSError as exc:  # a path or server the user named: missing, full, refused
             where = f": {exc.filename}" if exc.filename else ""

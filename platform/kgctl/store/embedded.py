@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pyoxigraph import (
+    BlankNode,
     NamedNode,
     Quad,
     QuadParser,
@@ -200,9 +201,15 @@ class EmbeddedStore:
 
 
 def parse_dataset(data: bytes, *, format: RdfFormat) -> list[Quad]:
-    """All quads of `data`, or InputError naming the line and column: nothing half-read."""
+    """All quads of `data`, or InputError naming the line and column: nothing half-read.
+    Blank nodes are refused, as in every write: a paper's nodes have IRIs."""
     try:
         parser: QuadParser = parse(data, format=format)
-        return list(parser)
+        quads = list(parser)
     except SyntaxError as exc:
         raise InputError(f"corrupt {format.name} data, nothing imported: {exc}") from None
+    blank = next((q for q in quads if isinstance(q.subject, BlankNode)
+                  or isinstance(q.object, BlankNode)), None)
+    if blank is not None:
+        raise InputError(f"blank nodes are not stored (mint an IRI), nothing imported: {blank}")
+    return quads
