@@ -45,7 +45,10 @@ from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 def _open(path: Path | None) -> Store:
     if path is None:
         return Store()
+    if Path(path).exists() and not Path(path).is_dir():
+        raise InputError(f"{path} is a file, not a store folder")
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # kgctl-data/store on a new machine
         return Store(str(path))
     except OSError as exc:
         if "lock" in str(exc).lower():
