@@ -128,11 +128,11 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     traces.mkdir()
     (traces / f"{paper}.jsonl").write_text(trace_jsonl(store.trace(paper)), encoding="utf-8")
     workdir = tmp_path / "demo"
-    reference = tmp_path / "reference"  # a small prebuilt reference, not the full 74k species
-    reference.mkdir()
-    build_small_reference(reference / "store")
+    # a small prebuilt reference, not the full 74k species
+    reference = build_small_reference(tmp_path / "reference" / "store")
     result = CliRunner().invoke(cli, ["demo", "--traces", str(traces), "--workdir", str(workdir),
-                                      "--reference", str(reference), "--json"])
+                                      "--reference", str(reference), "--json"],
+                               env={"KGCTL_CACHE": str(tmp_path / "cache")})
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["papers"], data["calls"], data["refused"]) == (1, 6, 0)
@@ -150,7 +150,8 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     html = (workdir / "report.html").read_text(encoding="utf-8")
     assert "<img" in html and "base64" in html
     text = CliRunner().invoke(cli, ["demo", "--traces", str(traces), "--workdir", str(workdir)],
-                              env={"KGCTL_DEMO_REFERENCE": str(reference)})
+                              env={"KGCTL_REFERENCE": str(reference),
+                                   "KGCTL_CACHE": str(tmp_path / "cache")})
     assert text.exit_code == 0, text.output
     assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
     assert "MOP-30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output

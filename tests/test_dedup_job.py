@@ -153,7 +153,7 @@ def test_dry_run_writes_nothing_and_bad_input_is_one_clear_error(store, tmp_path
     bad.write_text("x,y\n1,2\n")
     with pytest.raises(InputError, match="row 2 needs the columns 'a' and 'b'"):
         read_review(bad)
-    bad.write_text("a,b,decision\nu,v,maybe\n")
+    bad.write_text("a,b,decision\nurn:u,urn:v,maybe\n")
     with pytest.raises(InputError, match="'maybe' is not accept or reject"):
         read_review(bad)
 
@@ -190,3 +190,53 @@ def test_cli_reports_clusters_and_rejects_bad_input(tmp_path: Path):
     assert bad.exit_code == 2 and "unknown class reagent" in bad.output
     empty = runner.invoke(cli, ["dedup", "--store", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no paper graphs" in empty.output
+
+
+BAD_INPUTS = [  # (what, options with {tmp} for the test folder, files to create first)
+    ("binary review CSV", ["--apply-review", "{tmp}/r.csv"], {"r.csv": b"\xff\xfe\x00a,b"}),
+    ("binary review JSON", ["--apply-review", "{tmp}/r.json"], {"r.json": b"\x89PNG\r\n"}),
+    ("review JSON not a list", ["--apply-review", "{tmp}/r.json"], {"r.json": b'{"a": 1}'}),
+    ("IRI with a space", ["--apply-review", "{tmp}/r.csv"],
+     {"r.csv": b"a,b,decision\nurn:a b,urn:c,accept\n"}),
+    ("IRI with a newline", ["--apply-review", "{tmp}/r.json"],
+     {"r.json": b'[{"a": "urn:a\\nb", "b": "urn:c", "decision": "accept"}]'}),
+    ("empty spec", ["--spec", "{tmp}/s.yaml"], {"s.yaml": b""}),
+    ("spec not a mapping", ["--spec", "{tmp}/s.yaml"], {"s.yaml": b"- 1\n- 2\n"}),
+    ("spec with a bad field", ["--spec", "{tmp}/s.yaml"],
+     {"s.yaml": b"specs:\n  - name: x\n    classes: []\n    labels: []\n    merge: 1\n"}),
+    ("binary spec", ["--spec", "{tmp}/s.yaml"], {"s.yaml": b"\xff\xfe\xfd"}),
+    ("review into a missing folder", ["--review", "{tmp}/no/such/dir/r.csv"], {}),
+]
+
+
+@pytest.mark.parametrize(("what", "options", "files"), BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_cli_bad_input_is_one_error_line_and_changes_nothing(tmp_path, what, options, files):
+    path = tmp_path / "store"
+    s = EmbeddedStore(path)
+    add_chemical(s, "p1", "dmf", "DMF", alt="N,N-dimethylformamide")
+    add_chemical(s, "p2", "dmf", "N, N-Dimethylformamide")
+    before = s.export()
+    s.close()
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    args = [o.format(tmp=tmp_path) for o in options]
+    result = CliRunner().invoke(cli, ["dedup", "--store", str(path), *args])
+    assert result.exit_code == 2, (what, result.output)
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    s = EmbeddedStore(path)
+    assert s.export() == before
+    s.close()
+
+
+def test_cli_dry_run_writes_no_review_file_unless_asked(tmp_path, monkeypatch):
+    path = tmp_path / "store"
+    s = EmbeddedStore(path)
+    add_chemical(s, "p1", "dmf", "DMF")
+    s.close()
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["dedup", "--store", str(path), "--dry-run"]).exit_code == 0
+    assert not (tmp_path / "dedup-review.csv").exists()
+    asked = runner.invoke(cli, ["dedup", "--store", str(path), "--dry-run", "--review", "r.csv"])
+    assert asked.exit_code == 0 and (tmp_path / "r.csv").exists()

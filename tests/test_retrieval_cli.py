@@ -80,3 +80,17 @@ def test_shell_reaches_the_paper_of_an_entity(data):
     [(paper,)] = reference('PREFIX ontomops: <https://www.theworldavatar.com/kg/ontomops/> '
                            'SELECT ?g WHERE { GRAPH ?g { ?m ontomops:hasCCDCNumber "1434668" } }')
     assert f'"{paper}"' in result.output and '"code"' not in result.output
+
+
+def test_run_answers_ask_and_construct(tmp_path, data):
+    ask, construct = tmp_path / "ask.rq", tmp_path / "construct.rq"
+    ask.write_text("ASK { ?m <https://www.theworldavatar.com/kg/ontomops/hasCCDCNumber> ?c }")
+    construct.write_text("CONSTRUCT { ?m <urn:ccdc> ?c } WHERE { "
+                         "?m <https://www.theworldavatar.com/kg/ontomops/hasCCDCNumber> ?c }")
+    runner = CliRunner()
+    yes = runner.invoke(cli, ["query", "run", str(ask), "--data", str(data), "--json"])
+    assert yes.exit_code == 0 and json.loads(yes.output) == {"boolean": True}
+    triples = runner.invoke(cli, ["query", "run", str(construct), "--data", str(data)])
+    lines = triples.output.splitlines()
+    assert triples.exit_code == 0 and len(lines) > 50
+    assert all(" <urn:ccdc> " in line and line.endswith(" .") for line in lines)

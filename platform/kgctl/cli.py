@@ -7,55 +7,97 @@ lazily keeps ``kgctl --help`` fast and one box's import errors out of the others
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
 
 from kgctl import __version__
-from kgctl.errors import KgctlError
+from kgctl.errors import EXIT_USAGE, KgctlError
 
-# sub-command -> module exporting ``command``
-SUBCOMMANDS: dict[str, str] = {
-    "compile": "kgctl.compiler.commands",
-    "store": "kgctl.store.commands",
-    "mcp": "kgctl.instantiation.commands",
-    "extract": "kgctl.agent.commands:extract",
-    "demo": "kgctl.agent.commands:demo",
-    "ground": "kgctl.grounding.commands",
-    "reference": "kgctl.grounding.commands:reference",
-    "dedup": "kgctl.dedup.commands",
-    "eval": "kgctl.evaluation.commands",
-    "query": "kgctl.retrieval.commands",
-    "serve": "kgctl.service.commands",
-    "chem": "kgctl.chemistry.commands",
+# sub-command -> (module exporting ``command``, its one-line help). `kgctl --help` lists the
+# lines from here without importing any box; tests/test_cli.py keeps each line equal to the
+# command's own short help.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "compile": ("kgctl.compiler.commands", "Compile ONTOLOGY files (Turtle, RDF/XML) and their "
+                "profiles into the intermediate model."),
+    "store": ("kgctl.store.commands",
+              "Paper graphs in the store: info, papers, export, import, drop, replay."),
+    "mcp": ("kgctl.instantiation.commands", "MCP servers of kgctl."),
+    "extract": ("kgctl.agent.commands:extract", "Extract papers (PDF, Markdown, text) into their "
+                "graphs with an LLM agent, or replay recorded traces through the same validating "
+                "tools."),
+    "demo": ("kgctl.agent.commands:demo", "The main job: compile the ontologies, build the "
+             "MOP-30 paper graphs by replaying the bundled traces through the compiled tools, "
+             "evaluate them against the ground truth and write the HTML report."),
+    "ground": ("kgctl.grounding.commands",
+               "Ground locally minted entities of paper graphs against a reference KG."),
+    "reference": ("kgctl.grounding.commands:reference",
+                  "Build and serve the reference species KG."),
+    "dedup": ("kgctl.dedup.commands", "Deduplicate entities across papers into the dedup graph "
+              "(owl:sameAs, paper graphs untouched)."),
+    "eval": ("kgctl.evaluation.commands", "Evaluate extracted graphs against benchmarks."),
+    "query": ("kgctl.retrieval.commands", "Query the knowledge graph: SPARQL files, a "
+              "query-building shell, the MCP server."),
+    "serve": ("kgctl.service.commands",
+              "Serve a store as a SPARQL 1.1 endpoint with a query page at /."),
+    "chem": ("kgctl.chemistry.commands", "Chemistry: structures from names (OPSIN), "
+             "identifiers (RDKit), building units."),
 }
 
 
-def _load(target: str) -> click.Command | None:
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:  # box not built yet
-            return None
-        raise
-    return getattr(module, attr or "command", None)
+def load_command(name: str) -> click.Command:
+    """The click command of one box (imports that box only)."""
+    module_name, _, attr = SUBCOMMANDS[name][0].partition(":")
+    return getattr(importlib.import_module(module_name), attr or "command")
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in SUBCOMMANDS if _load(SUBCOMMANDS[name]) is not None]
+        return list(SUBCOMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = SUBCOMMANDS.get(cmd_name)
-        return _load(target) if target else None
+        return load_command(cmd_name) if cmd_name in SUBCOMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(map(len, SUBCOMMANDS))
+        rows = [(name, _shorten(text, limit)) for name, (_, text) in SUBCOMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """Click's usage errors too end in one `error:` line (with where to find help)."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            context = getattr(exc, "ctx", None)
+            hint = f" (see '{context.command_path} --help')" if context is not None else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
         # One message and a documented exit code for every error a user can cause.
         try:
             return super().invoke(ctx)
         except KgctlError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo("error: " + " ".join(str(exc).split("\n")), err=True)  # one line
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # a path or server the user named: missing, full, refused
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(EXIT_USAGE)
+        except UnicodeDecodeError:
+            click.echo("error: an input file is not UTF-8 text", err=True)
+            ctx.exit(EXIT_USAGE)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3].rsplit(" ", 1)[0] + "..."
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

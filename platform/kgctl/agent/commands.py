@@ -207,8 +207,8 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
 @click.option("--traces", type=click.Path(path_type=Path),
               help="folder of traces to replay (default: the bundled MOP-30 traces).")
 @click.option("--reference", type=click.Path(path_type=Path),
-              help="reference species KG folder for grounding, built there when absent "
-                   "(default: $KGCTL_DEMO_REFERENCE or ~/.cache/kgctl/reference).")
+              help="reference species store for grounding, built there when absent "
+                   "(default: $KGCTL_REFERENCE or ~/.cache/kgctl/reference/store).")
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON.")
 @llm_options
 @ontology_options

@@ -7,7 +7,6 @@ Runs on a fresh install without an API key or a server; the graph it leaves can 
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.readout import read_out_loaded
 from kgctl.evaluation.report import Report, score_both
 from kgctl.evaluation.source import Source, source_for
+from kgctl.grounding.paths import default_reference
 from kgctl.ontology import OntologyIR, default_ir
 from kgctl.store.base import GraphStore
 
@@ -35,9 +35,6 @@ TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
 REPORT_HTML = "report.html"
 REPORT_JSON = "report.json"
-REFERENCE_ENV = "KGCTL_DEMO_REFERENCE"
-REFERENCE_STORE = "store"
-REFERENCE_INDEX = "index"
 
 
 class Compiled(BaseModel):
@@ -162,16 +159,12 @@ def deduplicate(store: GraphStore) -> list[DedupSummary]:
     return [DedupSummary.model_validate(s.model_dump()) for s in run(store, load_specs())]
 
 
-def default_reference() -> Path:
-    """Folder of the demo's reference species KG (store + index cache), built once."""
-    return Path(os.environ.get(REFERENCE_ENV, Path.home() / ".cache" / "kgctl" / "reference"))
-
-
 def ground_species(store: GraphStore, papers: list[str], *, reference: Path
                    ) -> GroundingSummary:
     """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
 
-    The reference store is built from the bundled tables when `reference` has none yet.
+    The reference store is built from the bundled tables when there is none at `reference`
+    yet; its label index is cached where `kgctl ground` caches it.
     """
     from kgctl.grounding.harvest import harvest_index
     from kgctl.grounding.matcher import Matcher
@@ -181,13 +174,12 @@ def ground_species(store: GraphStore, papers: list[str], *, reference: Path
     from kgctl.grounding.spec import load_spec
 
     started = time.perf_counter()
-    ref_store = reference / REFERENCE_STORE
-    built = not ref_store.is_dir()
+    built = not reference.is_dir()
     if built:
-        reference.mkdir(parents=True, exist_ok=True)
-        build_reference(ref_store, read_rows(table_paths()))
+        reference.parent.mkdir(parents=True, exist_ok=True)
+        build_reference(reference, read_rows(table_paths()))
     spec = load_spec("species")
-    index = harvest_index(EmbeddedSource(ref_store), spec, cache_dir=reference / REFERENCE_INDEX)
+    index = harvest_index(EmbeddedSource(reference), spec)
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
     methods = Counter(d.match.method for d in decisions if d.match is not None)
     return GroundingSummary(

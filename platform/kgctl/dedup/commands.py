@@ -13,6 +13,8 @@ from kgctl.dedup.spec import DEFAULT_SPECS, load_specs
 from kgctl.errors import InputError
 from kgctl.store import open_store
 
+REVIEW_FILE = "dedup-review.csv"
+
 
 @click.command("dedup")
 @click.option("--store", "store_path", type=click.Path(path_type=Path), envvar="KGCTL_STORE",
@@ -23,8 +25,8 @@ from kgctl.store import open_store
 @click.option("--spec", "spec_file", type=click.Path(path_type=Path), default=DEFAULT_SPECS,
               show_default="bundled", help="Dedup spec YAML.")
 @click.option("--review", "review_out", type=click.Path(path_type=Path),
-              default=Path("dedup-review.csv"), show_default=True,
-              help="Where to write the grey-zone pairs for review.")
+              help=f"Where to write the grey-zone pairs for review [default: {REVIEW_FILE}; "
+                   "a dry run writes it only when asked].")
 @click.option("--apply-review", "review_in", type=click.Path(path_type=Path, exists=True),
               help="A filled review file: its accept/reject decisions are applied and kept.")
 @click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
@@ -34,6 +36,8 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
 
     Example: kgctl dedup --store kgctl-data/store --class chemical
     """
+    if review_out is None and not dry_run:
+        review_out = Path(REVIEW_FILE)
     specs = load_specs(spec_file)
     known = [s.name for s in specs]
     unknown = sorted(set(classes) - set(known))
@@ -56,4 +60,7 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         click.echo(f"{s.spec:10} {s.mentions:7} mentions -> {s.clusters:6} clusters "
                    f"({s.cross_paper_clusters} across papers), {s.merges} merges, "
                    f"{s.grey} for review, {s.refused} refused")
-    click.echo(f"review file: {review_out}" + ("  (dry run: nothing written)" if dry_run else ""))
+    if review_out is not None:
+        click.echo(f"review file: {review_out}")
+    if dry_run:
+        click.echo("dry run: nothing written to the store")

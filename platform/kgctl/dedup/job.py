@@ -170,13 +170,19 @@ def read_review(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]
         rows = json.loads(text) if is_json else list(csv.DictReader(text.splitlines()))
     except OSError as exc:
         raise InputError(f"cannot read review file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    except csv.Error as exc:
+        raise InputError(f"{path}: not valid CSV ({exc})") from exc
+    if not isinstance(rows, list):
+        raise InputError(f"{path}: a JSON review file is a list of rows")
     accept, reject = [], []
     for n, row in enumerate(rows, start=2 if path.suffix != ".json" else 1):
-        if not isinstance(row, dict) or not row.get("a") or not row.get("b"):
-            raise InputError(f"{path}: row {n} needs the columns 'a' and 'b'")
-        decision = (row.get("decision") or "").strip().lower()
+        if not isinstance(row, dict) or not _is_iri(row.get("a")) or not _is_iri(row.get("b")):
+            raise InputError(f"{path}: row {n} needs the columns 'a' and 'b' holding IRIs")
+        decision = str(row.get("decision") or "").strip().lower()
         if decision in ("accept", "yes", "same"):
             accept.append((row["a"], row["b"]))
         elif decision in ("reject", "no", "different"):
@@ -186,15 +192,29 @@ def read_review(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]
     return accept, reject
 
 
+def _is_iri(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        NamedNode(value)
+    except ValueError:
+        return False
+    return True
+
+
 def write_review(path: Path, grey: list[tuple[DedupSpec, Pair]], labels: dict[str, str]) -> None:
     """The grey-zone pairs as a CSV for a person to fill the `decision` column."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=REVIEW_FIELDS)
-        writer.writeheader()
-        for spec, p in grey:
-            writer.writerow({"spec": spec.name, "a": p.a, "b": p.b, "label_a": labels.get(p.a, ""),
-                             "label_b": labels.get(p.b, ""), "score": f"{p.score:g}",
-                             "evidence": p.evidence, "decision": ""})
+    try:
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=REVIEW_FIELDS)
+            writer.writeheader()
+            for spec, p in grey:
+                writer.writerow({"spec": spec.name, "a": p.a, "b": p.b,
+                                 "label_a": labels.get(p.a, ""), "label_b": labels.get(p.b, ""),
+                                 "score": f"{p.score:g}", "evidence": p.evidence,
+                                 "decision": ""})
+    except OSError as exc:
+        raise InputError(f"cannot write review file {path}: {exc.strerror}") from exc
 
 
 def run(

@@ -63,7 +63,9 @@ def load_specs(path: Path = DEFAULT_SPECS) -> list[DedupSpec]:
     """Read a spec file, expanding prefixed names to IRIs."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        prefixes = data.get("ontology_prefixes", {})
+        if not isinstance(data, dict) or not isinstance(data.get("specs"), list):
+            raise InputError(f"malformed dedup spec {path}: a mapping with a 'specs' list")
+        prefixes = data.get("ontology_prefixes") or {}
         specs = []
         for raw in data["specs"]:
             raw = dict(raw)
@@ -74,6 +76,13 @@ def load_specs(path: Path = DEFAULT_SPECS) -> list[DedupSpec]:
             specs.append(DedupSpec(**raw))
     except OSError as exc:
         raise InputError(f"cannot read dedup spec {path}: {exc.strerror}") from exc
-    except (yaml.YAMLError, KeyError, TypeError, ValidationError) as exc:
-        raise InputError(f"malformed dedup spec {path}: {exc}") from exc
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read dedup spec {path}: not UTF-8 text") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(f"malformed dedup spec {path}: {where}: {first['msg']}") from None
+    except (yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
+        reason = " ".join(str(exc).split())
+        raise InputError(f"malformed dedup spec {path}: {reason}") from None
     return specs

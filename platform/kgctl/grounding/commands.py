@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
+import signal
+import sys
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from kgctl.errors import InputError, StoreError
 from kgctl.grounding.harvest import harvest_index, last_good_index
 from kgctl.grounding.inspect import propose_spec
 from kgctl.grounding.matcher import Matcher
+from kgctl.grounding.paths import default_reference
 from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
@@ -25,9 +27,7 @@ MODES = ("sameas", "rewrite")
 MCP_PORT = 8767
 
 
-def default_reference() -> Path:
-    return Path(os.environ.get("KGCTL_REFERENCE",
-                               Path.home() / ".local" / "share" / "kgctl" / "reference-species"))
+REFERENCE_PORT = 7879  # kgctl serve has 7878
 
 
 def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,
@@ -125,11 +125,12 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
         click.echo(json.dumps([d.model_dump(mode="json", exclude={"results"})
                                for d in decisions], indent=2))
         return
-    for d in decisions:
-        target = d.match.iri if d.match else "-"
-        how = f"{d.match.method} {d.match.score}" if d.match else "no match"
-        state = "written" if d.written else ("dry-run" if dry_run else "unchanged")
-        click.echo(f"{d.paper}\t{d.entity}\t{target}\t{how}\t{state if d.match else ''}")
+    rows = [(d.paper, d.names[0] if d.names else d.entity,
+             d.match.label if d.match else "-", d.match.method if d.match else "no match",
+             f"{d.match.score:.1f}" if d.match else "",
+             ("written" if d.written else "dry run" if dry_run else "unchanged") if d.match
+             else "") for d in decisions]
+    _table(("paper", "name", "reference species", "method", "score", "state"), rows)
     grounded = sum(d.match is not None for d in decisions)
     click.echo(f"{grounded}/{len(decisions)} entities grounded", err=True)
 
@@ -143,7 +144,7 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
 def lookup(obj: dict, names: tuple[str, ...], k: int | None, as_json: bool) -> None:
     """Print the accepted match and ranked candidates of each NAME.
 
-    Example: kgctl ground lookup DMF "copper(II) nitrate trihydrate" --json
+    Example: kgctl ground lookup DMF "copper(II) chloride" --json
     """
     matcher, _ = load_matcher(**obj)
     results = [matcher.lookup(name, k=k) for name in names]
@@ -151,11 +152,23 @@ def lookup(obj: dict, names: tuple[str, ...], k: int | None, as_json: bool) -> N
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
         return
     for r in results:
-        head = f"{r.match.iri}  {r.match.label}  ({r.match.method} {r.match.score})" \
-            if r.match else "no match"
-        click.echo(f"{r.name}: {head} [{r.reason}]")
-        for c in r.candidates:
-            click.echo(f"    {c.score:6.2f} {c.method:12} {c.iri}  {c.label}  <- {c.matched}")
+        match = (f"{r.match.label}  {r.match.iri}  ({r.match.method} {r.match.score:.1f})"
+                 if r.match else "no match")
+        click.echo(f"{r.name}: {match} [{r.reason}]")
+        if r.candidates:
+            _table(("score", "method", "agrees", "species", "matched text", "iri"),
+                   [(f"{c.score:.1f}", c.method, "yes" if c.agrees else "no", c.label,
+                     c.matched, c.iri) for c in r.candidates], indent=4)
+    click.echo("candidates are ranked by method, then whether locants, charges and stereo "
+               "agree with the name, then score", err=True)
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], *, indent: int = 0) -> None:
+    """Plain aligned columns, the last one (often an IRI) left unpadded."""
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows, strict=True)]
+    for row in (header, *rows):
+        cells = [str(x).ljust(w) for x, w in zip(row[:-1], widths, strict=False)]
+        click.echo(" " * indent + "  ".join([*cells, str(row[-1])]).rstrip())
 
 
 @command.command()
@@ -231,15 +244,17 @@ def build(store_path: Path | None, limit: int | None, as_json: bool) -> None:
 @click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
               help="Store folder (default: $KGCTL_REFERENCE).")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=7878, show_default=True)
+@click.option("--port", type=int, default=REFERENCE_PORT, show_default=True)
 def serve(store_path: Path | None, host: str, port: int) -> None:
     """Serve the reference store read-only with the `oxigraph` SPARQL server.
 
-    Example: kgctl reference serve --port 7878
+    Example: kgctl reference serve --port 7879
     """
     from kgctl.grounding.server import start_server, stop_server
 
     process, url = start_server(store_path or default_reference(), host=host, port=port)
+    # SIGTERM (a service manager, `kill`) ends like Ctrl-C: the server process goes too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
     try:
         process.wait()

@@ -17,6 +17,7 @@ has no CAS property; CAS numbers use ``kgref:hasCASRegistryNumber/os:value``.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -99,6 +100,23 @@ def read_rows(paths: Iterable[Path], *, limit: int | None = None) -> Iterator[Sp
                     return
 
 
+_REGISTRY_CODE = re.compile(
+    r"^(unii|einecs|nsc|chembl|dtxsid|dtxcid|schembl|mfcd|akos|ccris|hsdb|ai3|brn|zinc|ncgc|"
+    r"bdbm|tox21|ks|ctk|hms|smr|mls|ls|spectrum|fema|caswell|epa|un|ec)[-_ :]?[a-z0-9-]*\d"
+    r"[a-z0-9-]*$", re.IGNORECASE)
+
+
+def is_registry_code(name: str) -> bool:
+    """A registry or vendor code rather than a name.
+
+    >>> is_registry_code("unii-ah2w0vv8ax"), is_registry_code("NSC 4953")
+    (True, True)
+    >>> is_registry_code("copper(ii) phosphate trihydrate"), is_registry_code("ethanol")
+    (False, False)
+    """
+    return bool(_REGISTRY_CODE.match(name.strip()))
+
+
 def parse_row(line: str) -> SpeciesRow | None:
     """One table line as a species, or None when it carries no valid CAS number."""
     fields = line.rstrip("\n").split("\t")
@@ -107,10 +125,12 @@ def parse_row(line: str) -> SpeciesRow | None:
     cid, cas, formula, _mw, smiles, inchi, inchikey, iupac, common = fields[:_FIXED_COLUMNS]
     if canonical_identifier("cas", cas) is None:
         return None
-    label = common or iupac or cas
+    names = list(dict.fromkeys(s.strip() for s in (common, *fields[_FIXED_COLUMNS:])))
+    # a registry code ("unii-ah2w0vv8ax") is kept as a synonym but never shown as the name
+    label = next((n for n in names if n and not is_registry_code(n)), None) or iupac or cas
     synonyms: list[str] = []
     extra_cas: list[str] = []
-    for name in dict.fromkeys(s.strip() for s in fields[_FIXED_COLUMNS:]):
+    for name in names:
         if not name or name in (label, cas):
             continue
         if canonical_identifier("cas", name) is not None:
@@ -161,6 +181,8 @@ def build_reference(
     previous reference untouched. Returns the number of species.
     """
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path} is a file, not a store folder")
     staging = path.with_name(path.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
     count = 0
@@ -174,6 +196,7 @@ def build_reference(
             yield from species_quads(row)
 
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         store = Store(str(staging))
         store.bulk_extend(quads())
         store.flush()

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import click
+from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, serialize
 
-from kgctl.errors import InputError, StoreError
+from kgctl.errors import InputError
 from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
@@ -77,7 +78,8 @@ def command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
         as_json: bool) -> None:
-    """Run a SELECT query file over the union of all paper graphs.
+    """Run a query file over the union of all paper graphs: SELECT rows as a table (or JSON),
+    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples.
 
     Example: kgctl query run q.rq --store ./kg
     """
@@ -85,13 +87,27 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         text = sparql_file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {sparql_file}: {exc.strerror}") from None
+    if not text.strip():
+        raise InputError(f"{sparql_file} is empty")
+    if store is not None and not store.is_dir():
+        raise InputError(f"no store at {store}")  # a query never creates one
     graph = open_store(store, data, endpoint)
     try:
-        solutions = graph.query(text, union=True)
-    except SyntaxError as exc:
-        raise InputError(f"{sparql_file}: invalid SPARQL: {exc}") from None
-    except OSError as exc:
-        raise StoreError(f"query failed: {exc}") from None
+        results = graph.query(text, union=True)
+        if isinstance(results, QueryBoolean):
+            answer = bool(results)
+            click.echo(json.dumps({"boolean": answer}) if as_json else str(answer).lower())
+        elif isinstance(results, QueryTriples):
+            click.echo(results.serialize(format=RdfFormat.N_TRIPLES).decode(), nl=False)
+        elif isinstance(results, list):  # a remote store's CONSTRUCT: parsed triples
+            click.echo(serialize(results, format=RdfFormat.N_TRIPLES).decode(), nl=False)
+        else:
+            _print_rows(results, as_json=as_json)
+    finally:
+        graph.close()
+
+
+def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
     columns = [v.value for v in solutions.variables]
     rows = [[None if s[c] is None else s[c].value for c in columns] for s in solutions]
     if as_json:

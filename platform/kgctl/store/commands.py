@@ -26,8 +26,11 @@ FORMATS = {
 }
 
 
-def store_options(func: Callable) -> Callable:
-    """--store PATH / --endpoint URL, opening the store and closing it after the command."""
+def store_options(func: Callable | None = None, *, creates: bool = False) -> Callable:
+    """--store PATH / --endpoint URL, opening the store and closing it after the command.
+    Only a command that `creates` may open a store folder that does not exist yet."""
+    if func is None:
+        return lambda f: store_options(f, creates=creates)
 
     @click.option("--endpoint", envvar="KGCTL_ENDPOINT", metavar="URL",
                   help="SPARQL 1.1 query URL of a remote store (env KGCTL_ENDPOINT).")
@@ -38,7 +41,10 @@ def store_options(func: Callable) -> Callable:
     def wrapper(*args, path: Path | None, endpoint: str | None, **kwargs):
         if path is not None and endpoint is not None:
             raise InputError("give --store or --endpoint, not both")
-        store = open_store(path=None if endpoint else (path or DEFAULT_STORE), endpoint=endpoint)
+        folder = None if endpoint else (path or DEFAULT_STORE)
+        if folder is not None and not creates and not folder.is_dir():
+            raise InputError(f"no store at {folder}")
+        store = open_store(path=folder, endpoint=endpoint)
         try:
             return func(store, *args, **kwargs)
         finally:
@@ -122,7 +128,7 @@ def export(store: GraphStore, paper: str | None, *, fmt: str, as_trace: bool,
 
 
 @command.command("import")
-@store_options
+@store_options(creates=True)
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["trig", "nquads"]), default=None,
               help="RDF syntax (default: from the file extension).")
@@ -155,7 +161,7 @@ def drop(store: GraphStore, paper: str) -> None:
 
 
 @command.command("replay")
-@store_options
+@store_options(creates=True)
 @click.argument("trace_file", metavar="TRACE", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--paper", help="Paper to replay when the trace holds several.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pyoxigraph import (
+    BlankNode,
     NamedNode,
     Quad,
     QuadParser,
@@ -44,7 +45,10 @@ from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 def _open(path: Path | None) -> Store:
     if path is None:
         return Store()
+    if Path(path).exists() and not Path(path).is_dir():
+        raise InputError(f"{path} is a file, not a store folder")
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # kgctl-data/store on a new machine
         return Store(str(path))
     except OSError as exc:
         if "lock" in str(exc).lower():
@@ -200,9 +204,15 @@ class EmbeddedStore:
 
 
 def parse_dataset(data: bytes, *, format: RdfFormat) -> list[Quad]:
-    """All quads of `data`, or InputError naming the line and column: nothing half-read."""
+    """All quads of `data`, or InputError naming the line and column: nothing half-read.
+    Blank nodes are refused, as in every write: a paper's nodes have IRIs."""
     try:
         parser: QuadParser = parse(data, format=format)
-        return list(parser)
+        quads = list(parser)
     except SyntaxError as exc:
         raise InputError(f"corrupt {format.name} data, nothing imported: {exc}") from None
+    blank = next((q for q in quads if isinstance(q.subject, BlankNode)
+                  or isinstance(q.object, BlankNode)), None)
+    if blank is not None:
+        raise InputError(f"blank nodes are not stored (mint an IRI), nothing imported: {blank}")
+    return quads

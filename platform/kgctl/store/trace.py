@@ -20,7 +20,7 @@ from kgctl.errors import InputError
 from kgctl.store.base import CallRecord, GraphStore
 from kgctl.store.iris import graph_iri
 from kgctl.store.provenance import record_quads
-from kgctl.store.transaction import check_paper_id
+from kgctl.store.transaction import check_paper_id, check_record, checked_triples
 
 
 def trace_jsonl(records: Iterable[CallRecord]) -> str:
@@ -34,10 +34,15 @@ def read_trace(text: str, *, source: str = "trace") -> list[CallRecord]:
         if not line.strip():
             continue
         try:
-            records.append(CallRecord.model_validate_json(line))
+            record = CallRecord.model_validate_json(line)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise InputError(f"{source}:{number}: not a call record: {first['msg']}") from None
+        try:
+            check_record(record)
+        except InputError as exc:
+            raise InputError(f"{source}:{number}: {exc}") from None
+        records.append(record)
     return records
 
 
@@ -59,10 +64,12 @@ def select_paper(records: list[CallRecord], paper_id: str | None) -> tuple[str, 
 
 
 def _delta(text: str, record: CallRecord) -> list[Triple]:
+    what = f"call {record.seq} of {record.paper_id!r}"
     try:
-        return [q.triple for q in parse(text.encode(), format=RdfFormat.N_TRIPLES)]
+        triples = [q.triple for q in parse(text.encode(), format=RdfFormat.N_TRIPLES)]
     except SyntaxError as exc:
-        raise InputError(f"call {record.seq} of {record.paper_id!r}: bad delta: {exc}") from None
+        raise InputError(f"{what}: bad delta: {exc}") from None
+    return checked_triples(triples, what)
 
 
 def rebuild(records: Iterable[CallRecord], *, step: Callable[[], None] | None = None

@@ -28,12 +28,27 @@ class WritePlan(NamedTuple):
 
 
 def check_paper_id(pid: str) -> None:
-    if not isinstance(pid, str) or paper_of_graph(PAPER_BASE + pid) != pid:
+    try:
+        valid = isinstance(pid, str) and paper_of_graph(NamedNode(PAPER_BASE + pid).value) == pid
+    except ValueError:  # not an IRI once prefixed (space, '>', control characters)
+        valid = False
+    if not valid:
         raise InputError(f"not a paper id: {pid!r} (make one with kgctl.store.iris.paper_id)")
 
 
+def check_record(record: CallRecord) -> None:
+    """The paper id, time and IRIs of a call record, as the store takes them."""
+    check_paper_id(record.paper_id)
+    check_time(record.time)
+    for iri in record.iris:
+        try:
+            NamedNode(iri)
+        except ValueError:
+            raise InputError(f"call record IRI {iri!r} is not a valid IRI") from None
 
-def _checked(triples: Iterable[Triple], what: str) -> list[Triple]:
+
+
+def checked_triples(triples: Iterable[Triple], what: str) -> list[Triple]:
     out = list(triples)
     for triple in out:
         if not isinstance(triple, Triple):
@@ -51,12 +66,7 @@ def next_record(record: CallRecord, pid: str, last_seq: int, inserted: list[Trip
     if record.seq not in (0, last_seq + 1):
         raise StoreError(
             f"call seq {record.seq} does not follow paper {pid!r}'s last call {last_seq}")
-    check_time(record.time)
-    for iri in record.iris:
-        try:
-            NamedNode(iri)
-        except ValueError as exc:
-            raise InputError(f"call record IRI {iri!r} is invalid: {exc}") from None
+    check_record(record)
     return record.model_copy(update={
         "seq": last_seq + 1,
         "inserted": canonical_ntriples(inserted),
@@ -67,7 +77,7 @@ def next_record(record: CallRecord, pid: str, last_seq: int, inserted: list[Trip
 def plan_write(pid: str, *, insert: Iterable[Triple], delete: Iterable[Triple],
                record: CallRecord | None, last_seq: int) -> WritePlan:
     check_paper_id(pid)
-    inserted, deleted = _checked(insert, "insert"), _checked(delete, "delete")
+    inserted, deleted = checked_triples(insert, "insert"), checked_triples(delete, "delete")
     graph = graph_iri(pid)
     insert_quads = [Quad(t.subject, t.predicate, t.object, graph) for t in inserted]
     delete_quads = [Quad(t.subject, t.predicate, t.object, graph) for t in deleted]
