@@ -201,6 +201,8 @@ def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | N
     unknown = sorted(set(chosen) - set(known))
     if unknown:
         raise InputError(f"not a {benchmark} paper: {', '.join(unknown)}")
+    if html is not None and not html.parent.is_dir():  # before any paper is built
+        raise InputError(f"no folder {html.parent} for the HTML report")
     gold = load_benchmark(root)
     gold = Loaded(docs={p: d for p, d in gold.docs.items() if p in chosen},
                   problems=gold.problems)

@@ -85,6 +85,8 @@ def read_tbox(path: Path) -> TBoxFile:
         raise OntologyError(f"{path.name}:{_location(exc)}syntax error: {_reason(exc)}") from None
     except (OSError, ValueError) as exc:
         raise OntologyError(f"{path.name}: cannot read: {exc}") from None
+    if not triples:
+        raise OntologyError(f"{path.name}: no triples: an empty T-Box compiles to nothing")
     return TBoxFile(name=path.name, triples=triples, prefixes=prefixes)
 
 
