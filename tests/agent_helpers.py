@@ -68,8 +68,11 @@ def free_port() -> int:
 class Reply:
     """One scripted answer of the fake LLM server.
 
-    ``tool_calls`` are (name, raw argument string) pairs; ``status`` other than 200 answers with
-    that HTTP error; ``delay`` sleeps first (to provoke client timeouts)."""
+    ``tool_calls`` are (name, raw argument string) pairs, ``raw_calls`` entries sent as they are
+    (e.g. arguments as an object, no id); ``status`` other than 200 answers with that HTTP error
+    and ``error`` as its error object; ``delay`` sleeps first (to provoke client timeouts);
+    ``no_choices`` answers with an empty ``choices`` list; ``finish_reason`` overrides the usual
+    one ("tool_calls" or "stop")."""
 
     tool_calls: list[tuple[str, str]] = field(default_factory=list)
     content: str | None = None
@@ -78,6 +81,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    raw_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    no_choices: bool = False
+    finish_reason: str | None = None
 
 
 Script = list[Reply | Callable[[dict[str, Any]], Reply]]
@@ -87,14 +94,20 @@ class FakeLLM:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script.
 
     A script entry may be a function of the request body, so a reply can depend on what the
-    client sent (e.g. the feedback of the previous tool call). Every request body is kept."""
+    client sent (e.g. the feedback of the previous tool call). Every request body is kept.
+    With ``context_window`` the server reports it as llama.cpp does (``/v1/models`` meta.n_ctx
+    and ``/props``); ``window_at`` chooses which of the two says it."""
 
-    def __init__(self, script: Script, *, default: Reply | None = None) -> None:
+    def __init__(self, script: Script, *,
+                 default: Reply | Callable[[dict[str, Any]], Reply] | None = None,
+                 context_window: int | None = None, window_at: str = "models") -> None:
         self.script = list(script)
         self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
+        self.context_window, self.window_at = context_window, window_at
         self.port = free_port()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                Route("/v1/models", self._models), Route("/props", self._props)])
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -116,6 +129,17 @@ class FakeLLM:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
+    async def _models(self, request: Request) -> JSONResponse:
+        meta = {"n_ctx_train": 131072}
+        if self.context_window and self.window_at == "models":
+            meta["n_ctx"] = self.context_window
+        return JSONResponse({"object": "list", "data": [{"id": "fake", "meta": meta}]})
+
+    async def _props(self, request: Request) -> JSONResponse:
+        if not self.context_window or self.window_at != "props":
+            return JSONResponse({"error": {"message": "not found"}}, status_code=404)
+        return JSONResponse({"default_generation_settings": {"n_ctx": self.context_window}})
+
     async def _chat(self, request: Request) -> JSONResponse:
         import asyncio
 
@@ -128,22 +152,23 @@ class FakeLLM:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
-            return JSONResponse({"error": {"message": f"scripted {reply.status}"}},
-                                status_code=reply.status, headers=reply.headers)
+            error = reply.error or {"message": f"scripted {reply.status}"}
+            return JSONResponse({"error": error}, status_code=reply.status, headers=reply.headers)
         n = len(self.requests)
         calls = [
             {"id": f"call_{n}_{i}", "type": "function",
              "function": {"name": name, "arguments": arguments}}
             for i, (name, arguments) in enumerate(reply.tool_calls)
-        ]
+        ] + reply.raw_calls
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if calls:
             message["tool_calls"] = calls
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
         return JSONResponse({
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [] if reply.no_choices else [
+                {"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": reply.prompt_tokens,
                       "completion_tokens": reply.completion_tokens,
                       "total_tokens": reply.prompt_tokens + reply.completion_tokens},

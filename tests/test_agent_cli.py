@@ -26,7 +26,11 @@ def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _synthesis_call(request: dict) -> Reply:
-    """Write one synthesis named after the paper in the first step, then stop."""
+    """Write one synthesis named after the paper on the first turn of the first step, then stop
+    (whatever order the parallel papers' requests come in)."""
+    offered = {t["function"]["name"] for t in request.get("tools", [])}
+    if len(request["messages"]) != 2 or "create_chemical_synthesis" not in offered:
+        return Reply(content="nothing more")
     text = request["messages"][1]["content"]
     label = "MOP-A" if "Paper paper_a" in text else "MOP-B"
     return Reply(tool_calls=[("create_chemical_synthesis",
@@ -64,11 +68,10 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
     store_dir, runs = tmp_path / "store", tmp_path / "runs"
     args = ["extract", *papers, "--store", str(store_dir), "--out", str(runs), "--model", "m",
             "--workers", "2", "--json"]
-    script = [_synthesis_call, _synthesis_call]
-    with FakeLLM(script, default=Reply(content="nothing more")) as fake:
+    with FakeLLM([], default=_synthesis_call) as fake:
         first = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
     assert first.exit_code == 0, first.output
-    summary = {s["paper_id"]: s for s in json.loads(first.output)}
+    summary = {s["paper_id"]: s for s in json.loads(first.stdout)}
     assert {p: (s["outcome"], s["accepted"]) for p, s in summary.items()} == {
         "paper_a": ("complete", 1), "paper_b": ("complete", 1)}
     assert summary["paper_a"]["prompt_tokens"] > 0
@@ -83,10 +86,10 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
     trace_b.status = "running"
     trace_b.steps = trace_b.steps[:1]
     trace_b.save(runs / "paper_b.trace.json")
-    with FakeLLM([_synthesis_call], default=Reply(content="nothing more")) as fake:
+    with FakeLLM([], default=_synthesis_call) as fake:
         second = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
     assert second.exit_code == 0, second.output
-    outcomes = {s["paper_id"]: s["outcome"] for s in json.loads(second.output)}
+    outcomes = {s["paper_id"]: s["outcome"] for s in json.loads(second.stdout)}
     assert outcomes == {"paper_a": "skipped", "paper_b": "complete"}
     assert all("Paper paper_b" in r["messages"][1]["content"] for r in fake.requests
                if len(r["messages"]) == 2)

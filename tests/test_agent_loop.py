@@ -48,9 +48,11 @@ def core_only_plan() -> Plan:
 
 
 def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, *, plan: Plan | None = None,
-        feedback: bool = True, **settings) -> AgentTrace:
+        feedback: bool = True, window: int | None = None, paper: Path = DATA / "paper.md",
+        **settings) -> AgentTrace:
+    """The agent on one paper against the fake server; ``window`` is the context window."""
     ir = default_ir()
-    document = load_document(DATA / "paper.md")
+    document = load_document(paper)
     options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
     llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
                       **(options | settings))
@@ -62,7 +64,8 @@ def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, *, plan: Plan | Non
                                    surface=surface()) as client:
                 return await run_paper(document, plan or core_only_plan(), tools=client,
                                        chat=chat, trace_path=tmp_path / "trace.json",
-                                       max_iterations=6, feedback=feedback)
+                                       max_iterations=6, feedback=feedback,
+                                       context_window=window)
         finally:
             await chat.close()
 
@@ -178,13 +181,14 @@ def test_http_errors_are_retried_with_backoff(tmp_path: Path) -> None:
         Reply(status=500),
         Reply(delay=0.8),  # longer than the client timeout
         Reply(content="nothing to record"),
-        Reply(content="verified"),
     ]
     store = EmbeddedStore(None)
     with FakeLLM(script) as fake:
-        trace = run(fake, store, tmp_path, timeout_s=0.3)
-    assert trace.usage.retries == 3 and trace.usage.requests == 2
-    assert len(fake.requests) == 5  # 3 failed attempts, the step, its verification
+        trace = run(fake, store, tmp_path, timeout_s=0.3, max_tokens=800)
+    assert trace.usage.retries == 3 and trace.usage.requests == 1
+    assert len(fake.requests) == 4  # 3 failed attempts, the step (nothing written: no review)
+    # every request says how long a reply may be; the one after the timeout asks for less
+    assert [r["max_tokens"] for r in fake.requests] == [800, 800, 800, 400]
 
 
 @pytest.mark.parametrize("status, message", [

@@ -1,9 +1,11 @@
 """Chat completions against any OpenAI-compatible server, with bounded retries and accounting.
 
 The `openai` client's own retries are switched off so that every retry (429, 5xx, timeouts,
-dropped connections) is counted, backed off exponentially (honouring ``Retry-After``) and
-visible in the trace. Errors that retrying cannot fix (bad key, unknown model) end in one
-`LLMError` message.
+dropped connections, a reply without choices) is counted, backed off exponentially (honouring
+``Retry-After``) and visible in the trace. A retry after a timeout asks for half the reply length,
+so it is not the same request again. Errors that retrying cannot fix (bad key, unknown model) end
+in one `LLMError` message; a request larger than the server's context window raises
+`ContextOverflow`, which ends only the plan step (see `kgctl.agent.loop`).
 
 >>> settings = LLMSettings(base_url="http://127.0.0.1:8000/v1", model="m", api_key="k")
 >>> [backoff_seconds(settings, attempt) for attempt in range(4)]
@@ -15,10 +17,14 @@ visible in the trace. Errors that retrying cannot fix (bad key, unknown model) e
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +34,9 @@ ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "KGCTL_MODEL"
 DEFAULT_TEMPERATURE = 0.0
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = 600.0  # CPU inference of a long prompt takes minutes
+DEFAULT_MAX_TOKENS = 1024  # reply budget per model turn
+MIN_REPLY_TOKENS = 64  # a retry after a timeout halves the reply budget down to this
 DEFAULT_MAX_RETRIES = 4
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -38,8 +46,24 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 PLACEHOLDER_KEY = "none"
 
 
+# Loggers that report every HTTP request at INFO level (the MCP server sets the root to INFO).
+CHATTY_LOGGERS = ("httpx", "httpcore", "openai", "mcp")
+
+
 class LLMError(KgctlError):
     """The LLM server refused or kept failing a request."""
+
+
+class StepError(LLMError):
+    """A failure that ends the current plan step but not the paper."""
+
+
+class ContextOverflow(StepError):
+    """The server refused the request as larger than its context window."""
+
+    def __init__(self, message: str, *, prompt_tokens: int | None, context: int | None) -> None:
+        super().__init__(message)
+        self.prompt_tokens, self.context = prompt_tokens, context
 
 
 class Price(BaseModel):
@@ -96,6 +120,8 @@ class LLMSettings(BaseModel):
     api_key: str = Field(default=PLACEHOLDER_KEY, repr=False)
     temperature: float = DEFAULT_TEMPERATURE
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    context_window: int | None = Field(default=None, ge=1)  # None: ask the server
     max_retries: int = Field(default=DEFAULT_MAX_RETRIES, ge=0)
     backoff_base_s: float = Field(default=BACKOFF_BASE_S, ge=0)
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
@@ -151,7 +177,7 @@ class ChatClient:
     async def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]]
     ) -> ChatResult:
-        retries = 0
+        retries, max_tokens = 0, self.settings.max_tokens
         while True:
             try:
                 response = await self._client.chat.completions.create(
@@ -159,17 +185,27 @@ class ChatClient:
                     messages=messages,  # type: ignore[arg-type]
                     tools=tools or openai.omit,  # type: ignore[arg-type]
                     temperature=self.settings.temperature,
+                    max_tokens=max_tokens,
                 )
-                break
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                error: Exception = exc
+                if response.choices:
+                    break
+                error: Exception | str = "a reply without choices"
                 wait = None
+            except openai.APITimeoutError as exc:
+                error, wait = exc, None
+                max_tokens = max(max_tokens // 2, MIN_REPLY_TOKENS)
+            except openai.APIConnectionError as exc:
+                error, wait = exc, None
             except openai.APIStatusError as exc:
+                overflow = context_overflow(exc.status_code, exc.body, exc.message)
+                if overflow is not None:
+                    raise overflow from None
                 if exc.status_code not in RETRYABLE_STATUS:
                     raise LLMError(_status_message(self.settings, exc)) from None
                 error, wait = exc, retry_after_seconds(exc.response.headers)
             if retries >= self.settings.max_retries:
-                raise LLMError(
+                failure = LLMError if isinstance(error, Exception) else StepError
+                raise failure(
                     f"LLM server {self.settings.base_url} still failing after {retries} retries: "
                     f"{_describe(error)}"
                 ) from None
@@ -179,18 +215,40 @@ class ChatClient:
             retries += 1
         return _to_result(self.settings, response, retries)
 
+    async def context_window(self) -> int | None:
+        """The configured window, else what the server reports (None when it does not say):
+        ``/models`` (llama.cpp ``meta.n_ctx``, vLLM ``max_model_len``, others
+        ``context_length``), then llama.cpp's ``/props``."""
+        if self.settings.context_window:
+            return self.settings.context_window
+        base = self.settings.base_url.rstrip("/")
+        root = base.removesuffix("/v1")
+        headers = {"Authorization": f"Bearer {self.settings.api_key}"}
+        async with httpx.AsyncClient(timeout=30, headers=headers) as http:
+            for url in (f"{base}/models", f"{root}/props"):
+                try:
+                    response = await http.get(url)
+                    found = window_from(response.json(), self.settings.model)
+                except (httpx.HTTPError, ValueError):
+                    continue
+                if found:
+                    return found
+        return None
+
     async def close(self) -> None:
         await self._client.close()
 
 
 def _to_result(settings: LLMSettings, response: Any, retries: int) -> ChatResult:
-    if not response.choices:
-        raise LLMError(f"LLM server {settings.base_url} returned no choices")
     choice = response.choices[0]
     message = choice.message.model_dump(exclude_none=True, exclude_unset=True)
     message = {k: v for k, v in message.items() if k in ("role", "content", "tool_calls")}
     message.setdefault("role", "assistant")
     message.setdefault("content", None)
+    if message.get("tool_calls"):
+        message["tool_calls"] = [normal_call(c, i) for i, c in enumerate(message["tool_calls"])]
+    else:
+        message.pop("tool_calls", None)
     tokens = response.usage
     usage = Usage(
         requests=1,
@@ -211,7 +269,9 @@ def _status_message(settings: LLMSettings, exc: openai.APIStatusError) -> str:
     return f"the LLM server {settings.base_url} rejected the request: {_describe(exc)}"
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: Exception | str) -> str:
+    if isinstance(exc, str):
+        return exc
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}"
     if isinstance(exc, openai.APITimeoutError):
@@ -219,7 +279,92 @@ def _describe(exc: Exception) -> str:
     return type(exc).__name__
 
 
+def quiet_http_logs(*, verbose: bool) -> None:
+    """Per-request INFO logs of the HTTP and MCP libraries only with ``verbose``."""
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+
+
 # Pure functions
+
+
+_OVERFLOW = re.compile(
+    r"context (size|length|window)|exceed_context_size|context_length_exceeded|too many tokens",
+    re.IGNORECASE)
+_NUMBERS = (  # (prompt tokens, context) as servers word them
+    re.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size "
+               r"\((?P<context>\d+) tokens\)"),
+    re.compile(r"maximum context length is (?P<context>\d+) tokens.*?(?:resulted in|requested) "
+               r"(?P<prompt>\d+) tokens", re.DOTALL),
+)
+
+
+def context_overflow(status: int, body: object, message: str) -> ContextOverflow | None:
+    """The server's "request larger than the context window" answer, with its numbers.
+
+    >>> err = context_overflow(400, {"message": "request (46707 tokens) exceeds the available "
+    ...                        "context size (32768 tokens), try increasing it"}, "")
+    >>> err.prompt_tokens, err.context
+    (46707, 32768)
+    >>> context_overflow(400, {"message": "unknown field"}, "bad request") is None
+    True
+    """
+    text = json.dumps(body) if isinstance(body, dict) else str(body or "")
+    text = f"{message} {text}"
+    if status not in (400, 413) or not _OVERFLOW.search(text):
+        return None
+    fields = body if isinstance(body, dict) else {}
+    prompt, context = fields.get("n_prompt_tokens"), fields.get("n_ctx")
+    for pattern in _NUMBERS:
+        if (match := pattern.search(text)) and not (prompt and context):
+            prompt, context = int(match["prompt"]), int(match["context"])
+    said = fields.get("message") if isinstance(fields.get("message"), str) else message
+    return ContextOverflow(f"the request exceeds the model's context window: {said}",
+                           prompt_tokens=prompt, context=context)
+
+
+def window_from(data: object, model: str) -> int | None:
+    """A context window in a ``/models`` listing (the entry of ``model``, else the only one) or a
+    llama.cpp ``/props`` answer.
+
+    >>> window_from({"data": [{"id": "m", "meta": {"n_ctx": 8192, "n_ctx_train": 131072}}]}, "x")
+    8192
+    >>> window_from({"data": [{"id": "a", "max_model_len": 4096}, {"id": "b"}]}, "a")
+    4096
+    >>> window_from({"default_generation_settings": {"n_ctx": 2048}}, "m")
+    2048
+    """
+    if not isinstance(data, dict):
+        return None
+    entries = [e for e in data.get("data") or [] if isinstance(e, dict)]
+    mine = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in [*mine, data.get("default_generation_settings"), data]:
+        if not isinstance(entry, dict):
+            continue
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        for value in (meta.get("n_ctx"), entry.get("max_model_len"), entry.get("n_ctx"),
+                      entry.get("context_length"), entry.get("context_window")):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def normal_call(call: dict[str, Any], index: int) -> dict[str, Any]:
+    """A tool call with a string id and its arguments as a JSON string (some servers send an
+    object, or no id).
+
+    >>> normal_call({"function": {"name": "t", "arguments": {"a": 1}}}, 0)["function"]
+    {'name': 't', 'arguments': '{"a": 1}'}
+    """
+    function = dict(call.get("function") or {})
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        function["arguments"] = "" if arguments is None else json.dumps(arguments,
+                                                                         ensure_ascii=False)
+    function["name"] = str(function.get("name") or "")
+    return {"id": str(call.get("id") or f"call_{index}"), "type": "function",
+            "function": function}
+
 
 
 def backoff_seconds(settings: LLMSettings, attempt: int) -> float:
