@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from kgctl.agent.aio import run_sync
+from kgctl.agent.budget import estimate
+from kgctl.agent.ingest import load_document
+from kgctl.agent.llm import ChatClient, LLMSettings, Price
+from kgctl.agent.loop import run_paper
+from kgctl.agent.session import paper_tools
+from kgctl.agent.trace import AgentTrace
+from kgctl.compiler import ToolSurface, compile_tools
+from kgctl.compiler.plan import Plan, compile_plan
+from kgctl.ontology import default_ir
+
 DATA = Path(__file__).parent / "data" / "agent"
+PAPER = "paper"
 PAGE_HEIGHT = 792
 LINE_STEP = 14
 TOP_MARGIN = 750
@@ -96,15 +109,19 @@ class FakeLLM:
     A script entry may be a function of the request body, so a reply can depend on what the
     client sent (e.g. the feedback of the previous tool call). Every request body is kept.
     With ``context_window`` the server reports it as llama.cpp does (``/v1/models`` meta.n_ctx
-    and ``/props``); ``window_at`` chooses which of the two says it."""
+    and ``/props``); ``window_at`` chooses which of the two says it. With ``enforce_window`` it
+    refuses, as llama.cpp does, every request whose prompt (counted with the agent's own
+    estimate) exceeds that many tokens; ``overflows`` counts those answers."""
 
     def __init__(self, script: Script, *,
                  default: Reply | Callable[[dict[str, Any]], Reply] | None = None,
-                 context_window: int | None = None, window_at: str = "models") -> None:
+                 context_window: int | None = None, window_at: str = "models",
+                 enforce_window: int | None = None) -> None:
         self.script = list(script)
         self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
         self.context_window, self.window_at = context_window, window_at
+        self.enforce_window, self.overflows = enforce_window, 0
         self.port = free_port()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
                                 Route("/v1/models", self._models), Route("/props", self._props)])
@@ -145,6 +162,12 @@ class FakeLLM:
 
         body = await request.json()
         self.requests.append(body)
+        if self.enforce_window:
+            size = estimate(body["messages"], body.get("tools") or [])
+            if size > self.enforce_window:
+                self.overflows += 1
+                return JSONResponse({"error": overflow_error(size, self.enforce_window)},
+                                    status_code=400)
         if not self.script and self.default is None:
             return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
         entry = self.script.pop(0) if self.script else self.default
@@ -175,6 +198,13 @@ class FakeLLM:
         })
 
 
+def overflow_error(prompt_tokens: int, context: int) -> dict[str, Any]:
+    """llama.cpp's answer to a request larger than its context window."""
+    return {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens,
+            "n_ctx": context, "message": f"request ({prompt_tokens} tokens) exceeds the "
+            f"available context size ({context} tokens), try increasing it"}
+
+
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool results a request carries back to the model."""
     return [m for m in request["messages"] if m.get("role") == "tool"]
@@ -203,3 +233,43 @@ def build_original(store: Any, paper: str, *, labels: Sequence[str] = ("MOP-1",)
                 assert not result.is_error, result.content[0].text
 
     run_sync(go)
+
+
+@cache
+def surface() -> ToolSurface:
+    return compile_tools(default_ir())
+
+
+@cache
+def full_plan() -> Plan:
+    return compile_plan(default_ir(), surface=surface())
+
+
+def core_only_plan() -> Plan:
+    return full_plan().model_copy(update={"steps": (full_plan().step("core"),)})
+
+
+def run(fake: FakeLLM, store: Any, tmp_path: Path, *, plan: Plan | None = None,
+        feedback: bool = True, window: int | None = None, paper: Path = DATA / "paper.md",
+        **settings: Any) -> AgentTrace:
+    """The agent on one paper against the fake server (a real MCP session on the compiled
+    tools); ``window`` is the context window the agent is told."""
+    ir = default_ir()
+    document = load_document(paper)
+    options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
+    llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
+                      **(options | settings))
+
+    async def go() -> AgentTrace:
+        chat = ChatClient(llm)
+        try:
+            async with paper_tools(ir, store, PAPER, document=document, feedback=feedback,
+                                   surface=surface()) as client:
+                return await run_paper(document, plan or core_only_plan(), tools=client,
+                                       chat=chat, trace_path=tmp_path / "trace.json",
+                                       max_iterations=6, feedback=feedback,
+                                       context_window=window)
+        finally:
+            await chat.close()
+
+    return run_sync(go)

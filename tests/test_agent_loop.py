@@ -5,71 +5,22 @@ written, the step's tool set is enforced, iteration limits and HTTP errors are h
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
-from agent_helpers import FakeLLM, Reply, tool_messages
+from agent_helpers import PAPER, FakeLLM, Reply, core_only_plan, full_plan, run, tool_messages
 from pyoxigraph import NamedNode
 
-from kgctl.agent.aio import run_sync
-from kgctl.agent.ingest import load_document
-from kgctl.agent.llm import ChatClient, LLMError, LLMSettings, Price
-from kgctl.agent.loop import run_paper
-from kgctl.agent.session import paper_tools
+from kgctl.agent.llm import LLMError
 from kgctl.agent.trace import AgentTrace
-from kgctl.compiler import ToolSurface, compile_tools
-from kgctl.compiler.plan import Plan, compile_plan
-from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore
 
-DATA = Path(__file__).parent / "data" / "agent"
-PAPER = "paper"
 SYNTHESIS_QUERY = """
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 SELECT ?label ?product WHERE {
   ?s a ?cls ; rdfs:label ?label ; ?has ?out . ?out rdfs:label ?product .
   FILTER(?has = ?hasOutput)
 }"""
-
-
-@cache
-def surface() -> ToolSurface:
-    return compile_tools(default_ir())
-
-
-@cache
-def full_plan() -> Plan:
-    return compile_plan(default_ir(), surface=surface())
-
-
-def core_only_plan() -> Plan:
-    return full_plan().model_copy(update={"steps": (full_plan().step("core"),)})
-
-
-def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, *, plan: Plan | None = None,
-        feedback: bool = True, window: int | None = None, paper: Path = DATA / "paper.md",
-        **settings) -> AgentTrace:
-    """The agent on one paper against the fake server; ``window`` is the context window."""
-    ir = default_ir()
-    document = load_document(paper)
-    options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
-    llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
-                      **(options | settings))
-
-    async def go() -> AgentTrace:
-        chat = ChatClient(llm)
-        try:
-            async with paper_tools(ir, store, PAPER, document=document, feedback=feedback,
-                                   surface=surface()) as client:
-                return await run_paper(document, plan or core_only_plan(), tools=client,
-                                       chat=chat, trace_path=tmp_path / "trace.json",
-                                       max_iterations=6, feedback=feedback,
-                                       context_window=window)
-        finally:
-            await chat.close()
-
-    return run_sync(go)
 
 
 def synthesis_labels(store: EmbeddedStore) -> list[tuple[str, str]]:
