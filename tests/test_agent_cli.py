@@ -4,6 +4,9 @@ resume after interruption, clear messages when no LLM is configured, the replay 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +160,28 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
     assert "MOP-30 evaluation (1 papers)" in text.output and "kgctl serve --store" in text.output
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_model_that_calls_no_tool_ends_in_nothing_extracted(tmp_path: Path, verbose: bool
+                                                              ) -> None:
+    """Through the installed command (a subprocess, so logging is as a user sees it)."""
+    store, runs = tmp_path / "store", tmp_path / "runs"
+    args = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
+            str(DATA / "paragraph.md"), "--store", str(store), "--out", str(runs),
+            "--model", "m", "--max-tokens", "300", *(["-v"] if verbose else [])]
+    with FakeLLM([], default=Reply(content="The paragraph describes a synthesis."),
+                 context_window=100_000) as fake:
+        done = subprocess.run([*args, "--base-url", fake.base_url], capture_output=True,
+                              text=True, timeout=120, env=os.environ | {"NO_COLOR": "1"})
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "error: nothing extracted from 1 of 1 papers (paragraph)" in done.stderr
+    assert "warning: step core wrote nothing: the model called no graph tool" in done.stderr
+    assert "steps that wrote nothing: core: empty" in done.stdout
+    assert ("HTTP Request:" in done.stderr) is verbose  # per-request logs only with -v
+    assert {r["max_tokens"] for r in fake.requests} == {300}
+    trace = AgentTrace.load(runs / "paragraph.trace.json")
+    assert trace.status == "complete" and all(s.status == "empty" for s in trace.steps)
+    assert {s.context_window for s in trace.steps} == {100_000}  # read from the server
+    assert len(trace.steps) == len(fake.requests)  # one turn per step, no verification passes

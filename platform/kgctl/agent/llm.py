@@ -47,7 +47,7 @@ PLACEHOLDER_KEY = "none"
 
 
 # Loggers that report every HTTP request at INFO level (the MCP server sets the root to INFO).
-CHATTY_LOGGERS = ("httpx", "httpcore", "openai", "mcp")
+CHATTY_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "mcp")
 
 
 class LLMError(KgctlError):
