@@ -147,6 +147,17 @@ def test_empty_choices_are_retried_then_end_only_the_step(tmp_path: Path) -> Non
     assert second.status == "empty" and trace.status == "complete"
 
 
+def test_timeouts_that_persist_end_only_the_step(tmp_path: Path) -> None:
+    store = EmbeddedStore(None)
+    slow = Reply(delay=0.6, content="too late")
+    with FakeLLM([slow, slow], default=Reply(content="nothing")) as fake:
+        trace = run(fake, store, tmp_path, plan=two_step_plan(), max_retries=1, timeout_s=0.2)
+    first, second = trace.steps
+    assert first.status == "failed" and "timed out" in (first.error or "")
+    assert first.usage.requests == 0 and second.status == "empty"
+    assert [r["max_tokens"] for r in fake.requests[:2]] == [REPLY, REPLY // 2]
+
+
 @pytest.mark.parametrize("where", ["models", "props"])
 def test_the_context_window_is_read_from_the_server(where: str) -> None:
     async def ask(base_url: str, **options) -> int | None:

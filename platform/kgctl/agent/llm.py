@@ -3,9 +3,10 @@
 The `openai` client's own retries are switched off so that every retry (429, 5xx, timeouts,
 dropped connections, a reply without choices) is counted, backed off exponentially (honouring
 ``Retry-After``) and visible in the trace. A retry after a timeout asks for half the reply length,
-so it is not the same request again. Errors that retrying cannot fix (bad key, unknown model) end
-in one `LLMError` message; a request larger than the server's context window raises
-`ContextOverflow`, which ends only the plan step (see `kgctl.agent.loop`).
+so it is not the same request again. Errors that retrying cannot fix (bad key, unknown model, a
+server that stays unreachable or failing) end in one `LLMError` message; timeouts and replies
+without choices that persist, and a request larger than the server's context window
+(`ContextOverflow`), raise a `StepError`, which ends only the plan step (see `kgctl.agent.loop`).
 
 >>> settings = LLMSettings(base_url="http://127.0.0.1:8000/v1", model="m", api_key="k")
 >>> [backoff_seconds(settings, attempt) for attempt in range(4)]
@@ -204,7 +205,9 @@ class ChatClient:
                     raise LLMError(_status_message(self.settings, exc)) from None
                 error, wait = exc, retry_after_seconds(exc.response.headers)
             if retries >= self.settings.max_retries:
-                failure = LLMError if isinstance(error, Exception) else StepError
+                # a server that answers slowly or emptily may do better on the next step
+                slow = isinstance(error, str | openai.APITimeoutError)
+                failure = StepError if slow else LLMError
                 raise failure(
                     f"LLM server {self.settings.base_url} still failing after {retries} retries: "
                     f"{_describe(error)}"
