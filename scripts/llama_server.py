@@ -114,12 +114,16 @@ def fetch_model() -> Path:
     return target
 
 
-def start(port: int, *, context: int = CONTEXT, threads: int = 2) -> subprocess.Popen:
+def start(port: int, *, context: int = CONTEXT, threads: int = 1) -> subprocess.Popen:
     """Start the server (binary and model must exist) and return the process once it is ready;
     its log goes to ``server.log`` in the cache folder."""
+    # --no-repack: the repacked (AMX) weights crash where the CPU reports AMX but the kernel does
+    # not grant its use (seen in VMs); --jinja: the model's own chat template, with tools; one
+    # thread: on a busy machine two spinning threads generated 0.5 tokens/s, one thread 30.
     cmd = [
         str(binary_path()), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(port),
         "-c", str(context), "-t", str(threads), "--parallel", "1", "--jinja", "--no-webui",
+        "--no-repack",
     ]  # fmt: skip
     log = cache_dir() / "server.log"
     with log.open("w") as sink:

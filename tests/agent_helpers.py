@@ -110,21 +110,29 @@ class FakeLLM:
     client sent (e.g. the feedback of the previous tool call). Every request body is kept.
     With ``context_window`` the server reports it as llama.cpp does (``/v1/models`` meta.n_ctx
     and ``/props``); ``window_at`` chooses which of the two says it. With ``enforce_window`` it
-    refuses, as llama.cpp does, every request whose prompt (counted with the agent's own
-    estimate) exceeds that many tokens; ``overflows`` counts those answers."""
+    refuses, as llama.cpp does, every request whose prompt exceeds that many tokens;
+    ``overflows`` counts those answers. Prompts are counted with the agent's own estimate, or,
+    with ``chars_per_token``, as characters of the rendered request divided by it; the server
+    then also offers llama.cpp's ``/apply-template`` and ``/tokenize`` with that count."""
 
     def __init__(self, script: Script, *,
                  default: Reply | Callable[[dict[str, Any]], Reply] | None = None,
                  context_window: int | None = None, window_at: str = "models",
-                 enforce_window: int | None = None) -> None:
+                 enforce_window: int | None = None, chars_per_token: int | None = None
+                 ) -> None:
         self.script = list(script)
         self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
         self.context_window, self.window_at = context_window, window_at
         self.enforce_window, self.overflows = enforce_window, 0
+        self.chars_per_token = chars_per_token
         self.port = free_port()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                                Route("/v1/models", self._models), Route("/props", self._props)])
+        routes = [Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                  Route("/v1/models", self._models), Route("/props", self._props)]
+        if chars_per_token:
+            routes += [Route("/apply-template", self._template, methods=["POST"]),
+                       Route("/tokenize", self._tokenize, methods=["POST"])]
+        app = Starlette(routes=routes)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -157,13 +165,29 @@ class FakeLLM:
             return JSONResponse({"error": {"message": "not found"}}, status_code=404)
         return JSONResponse({"default_generation_settings": {"n_ctx": self.context_window}})
 
+    def _render(self, body: dict[str, Any]) -> str:
+        return json.dumps(body["messages"]) + json.dumps(body.get("tools") or [])
+
+    def count(self, body: dict[str, Any]) -> int:
+        """The prompt tokens of a request, as this server counts them."""
+        if self.chars_per_token:
+            return len(self._render(body)) // self.chars_per_token
+        return estimate(body["messages"], body.get("tools") or [])
+
+    async def _template(self, request: Request) -> JSONResponse:
+        return JSONResponse({"prompt": self._render(await request.json())})
+
+    async def _tokenize(self, request: Request) -> JSONResponse:
+        content = (await request.json())["content"]
+        return JSONResponse({"tokens": [0] * (len(content) // (self.chars_per_token or 1))})
+
     async def _chat(self, request: Request) -> JSONResponse:
         import asyncio
 
         body = await request.json()
         self.requests.append(body)
         if self.enforce_window:
-            size = estimate(body["messages"], body.get("tools") or [])
+            size = self.count(body)
             if size > self.enforce_window:
                 self.overflows += 1
                 return JSONResponse({"error": overflow_error(size, self.enforce_window)},

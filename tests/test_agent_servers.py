@@ -209,6 +209,25 @@ def test_a_step_that_cannot_fit_is_said_and_the_next_one_runs(tmp_path: Path) ->
         *core_only_plan().steps[0].tools, "search_paper"}  # nothing of parts was sent
 
 
+def test_the_server_s_own_count_decides_what_fits(tmp_path: Path) -> None:
+    """llama.cpp renders the chat template and counts tokens; a model whose template is terse
+    fits where the generic estimate would not."""
+    paper = long_paper(tmp_path)
+    store = EmbeddedStore(None)
+    with FakeLLM([], default=Reply(content="nothing")) as fake:
+        estimated = run(fake, store, tmp_path, paper=paper).steps[0].fixed_tokens
+    window = estimated  # too small by the estimate
+    with FakeLLM([], default=Reply(content="nothing"), chars_per_token=8,
+                 enforce_window=window - REPLY) as fake:
+        trace = run(fake, store, tmp_path, paper=paper, window=window)
+    step = trace.steps[0]
+    assert step.fixed_tokens < estimated and step.status == "empty"
+    assert fake.overflows == 0 and step.pieces == len(fake.requests) >= 1
+    assert all(fake.count(r) + REPLY <= window for r in fake.requests)
+    shown = "\n".join(r["messages"][1]["content"] for r in fake.requests)
+    assert all(f"Sample S{i} was" in shown for i in range(40))
+
+
 def test_an_overflow_is_retried_with_a_smaller_piece(tmp_path: Path) -> None:
     paper = long_paper(tmp_path)
     store = EmbeddedStore(None)

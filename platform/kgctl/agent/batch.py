@@ -34,9 +34,8 @@ TRACE_SUFFIX = ".trace.json"
 # nothing_extracted: the run ended but no graph-tool call was accepted (the paper's graph is
 # empty), e.g. a model that does not call tools.
 Outcome = Literal["complete", "skipped", "failed", "iteration_limit", "nothing_extracted"]
-# Step statuses that mean the step wrote nothing worth a warning.
-WARN_STATUSES = {"empty": "wrote nothing", "too_large": "did not fit the context window",
-                 "failed": "failed"}
+# Step statuses worth a warning (besides too_large, whose error says it all).
+WARN_STATUSES = {"empty": "wrote nothing", "failed": "failed"}
 
 
 class PaperSummary(BaseModel):
@@ -155,7 +154,9 @@ async def _extract_one(
 
 def _report_step(pid: str, step: StepTrace, progress: Progress) -> None:
     progress(pid, f"step {step.step} {step.status}")
-    if step.status in WARN_STATUSES:
+    if step.status == "too_large":  # its error names the step, the window and the sizes
+        progress(pid, f"warning: {step.error}")
+    elif step.status in WARN_STATUSES:
         refused = sum(step.refused.values())
         why = step.error or (f"all {refused} graph-tool calls were refused" if refused
                              else "the model called no graph tool")

@@ -157,7 +157,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
         def progress(paper: str, what: str) -> None:
             if what.startswith("warning:"):
                 bar.console.print(f"{paper}: {what}" if paper else what, markup=False,
-                                  highlight=False)
+                                  highlight=False, soft_wrap=True)
                 return
             bar.update(task, description=f"{paper}: {what}")
             if what in ("done", "failed") or what.startswith("skipped"):
@@ -348,7 +348,8 @@ def _print_summaries(summaries: list, *, as_json: bool) -> None:
     for s in summaries:
         if s.steps_without_writes:
             out.print(f"{s.paper_id}: steps that wrote nothing: "
-                      f"{', '.join(s.steps_without_writes)}", markup=False, highlight=False)
+                      f"{', '.join(s.steps_without_writes)}", markup=False, highlight=False,
+                      soft_wrap=True)
 
 
 def _progress(*, disable: bool = False) -> Progress:

@@ -174,6 +174,10 @@ class ChatClient:
             timeout=settings.timeout_s,
             max_retries=0,
         )
+        # the server's own endpoints beside the OpenAI API (context window, token counts)
+        self._http = httpx.AsyncClient(
+            timeout=30, headers={"Authorization": f"Bearer {settings.api_key}"})
+        self._counts = True
 
     async def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]]
@@ -218,6 +222,26 @@ class ChatClient:
             retries += 1
         return _to_result(self.settings, response, retries)
 
+    async def count_prompt(self, messages: list[dict[str, Any]], *,
+                           tools: list[dict[str, Any]]) -> int | None:
+        """Tokens of a request as the served model counts them, where the server can say
+        (llama.cpp: ``/apply-template`` renders the chat template with the tools, ``/tokenize``
+        counts); None elsewhere (then asked no more)."""
+        if not self._counts:
+            return None
+        root = self.settings.base_url.rstrip("/").removesuffix("/v1")
+        body = {"messages": messages} | ({"tools": tools} if tools else {})
+        try:
+            rendered = await self._http.post(f"{root}/apply-template", json=body)
+            rendered.raise_for_status()
+            tokens = await self._http.post(f"{root}/tokenize", json={
+                "content": rendered.json()["prompt"], "add_special": True})
+            tokens.raise_for_status()
+            return len(tokens.json()["tokens"])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            self._counts = False
+            return None
+
     async def context_window(self) -> int | None:
         """The configured window, else what the server reports (None when it does not say):
         ``/models`` (llama.cpp ``meta.n_ctx``, vLLM ``max_model_len``, others
@@ -225,21 +249,19 @@ class ChatClient:
         if self.settings.context_window:
             return self.settings.context_window
         base = self.settings.base_url.rstrip("/")
-        root = base.removesuffix("/v1")
-        headers = {"Authorization": f"Bearer {self.settings.api_key}"}
-        async with httpx.AsyncClient(timeout=30, headers=headers) as http:
-            for url in (f"{base}/models", f"{root}/props"):
-                try:
-                    response = await http.get(url)
-                    found = window_from(response.json(), self.settings.model)
-                except (httpx.HTTPError, ValueError):
-                    continue
-                if found:
-                    return found
+        for url in (f"{base}/models", f"{base.removesuffix('/v1')}/props"):
+            try:
+                response = await self._http.get(url)
+                found = window_from(response.json(), self.settings.model)
+            except (httpx.HTTPError, ValueError):
+                continue
+            if found:
+                return found
         return None
 
     async def close(self) -> None:
         await self._client.close()
+        await self._http.aclose()
 
 
 def _to_result(settings: LLMSettings, response: Any, retries: int) -> ChatResult:

@@ -122,7 +122,7 @@ async def _run_step(trace: StepTrace, document: Document, plan: Plan, step: Plan
     specs = [function_spec(run.listing[name]) for name in offered]
     system = {"role": "system", "content": f"{plan.system_prompt}\n\n{step.prompt}"}
     header = step_header(document, step)
-    fixed = estimate([system, {"role": "user", "content": header}], specs)
+    fixed = await _size(run, [system, {"role": "user", "content": header}], specs)
     trace.fixed_tokens = fixed
     budget = piece_budget(run.window, fixed=fixed, reply=run.reply)
     if not budget:
@@ -163,7 +163,7 @@ async def _read_pieces(trace: StepTrace, sections: Sequence[Section], document: 
         try:
             ending = await _converse(trace, conversation, specs, run, max_iterations)
         except ContextOverflow as exc:  # on the first turn: nothing was done with this piece
-            sent = estimate(conversation, specs)
+            sent = await _size(run, conversation, specs)
             budget = shrunk_budget(budget, sent=sent, fixed=trace.fixed_tokens or 0,
                                    reply=run.reply, prompt_tokens=exc.prompt_tokens,
                                    context=exc.context)
@@ -234,11 +234,15 @@ async def _converse(trace: StepTrace, conversation: list[dict[str, Any]],
 async def _ask(trace: StepTrace, conversation: list[dict[str, Any]],
                specs: list[dict[str, Any]], run: _Run) -> ChatResult | None:
     """One model turn that fits the window: older tool results are elided when the conversation
-    has grown too large (None: still too large). A first turn the server refuses as too large
-    raises `ContextOverflow` (the caller shows a smaller piece)."""
+    has grown too large (None: still too large). A first turn that does not fit, by our count or
+    the server's answer, raises `ContextOverflow` (the caller shows a smaller piece)."""
     first = not any(m["role"] == "assistant" for m in conversation)
-    if run.window and not first and estimate(conversation, specs) + run.reply > run.window:
-        if not elide(conversation) or estimate(conversation, specs) + run.reply > run.window:
+    if run.window and (size := await _size(run, conversation, specs)) + run.reply > run.window:
+        if first:
+            raise ContextOverflow("the step's request does not fit the context window",
+                                  prompt_tokens=size, context=run.window)
+        if not elide(conversation) or (
+                await _size(run, conversation, specs) + run.reply > run.window):
             return None
     try:
         return await run.chat.complete(conversation, tools=specs)
@@ -251,6 +255,12 @@ async def _ask(trace: StepTrace, conversation: list[dict[str, Any]],
         return await run.chat.complete(conversation, tools=specs)
     except ContextOverflow:
         return None
+
+
+async def _size(run: _Run, messages: list[dict[str, Any]], specs: list[dict[str, Any]]) -> int:
+    """Prompt tokens of a request: the server's count where it gives one, else our estimate."""
+    counted = await run.chat.count_prompt(messages, tools=specs)
+    return estimate(messages, specs) if counted is None else counted
 
 
 def _say(trace: StepTrace, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
