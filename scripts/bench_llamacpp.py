@@ -1,6 +1,6 @@
 """``kgctl extract`` on a one-paragraph paper against the real llama.cpp server (SmolLM2-135M,
 8k context): wall time, exit code, outcome, and per plan step the status, model turns, tokens
-in/out, the estimated fixed cost per turn and the seconds, read from the run trace.
+in/out, the fixed cost per turn (the server's count) and the seconds, read from the run trace.
 
     python scripts/llama_server.py build        # once
     python scripts/bench_llamacpp.py [--paper PATH] [--max-tokens N]
@@ -77,7 +77,7 @@ def main() -> None:
           f"{seconds:.1f} s wall, trace status {trace['status']}, "
           f"context overflow answers {overflows}")
     print(f"{'step':<22}{'status':<11}{'turns':>6}{'tokens in':>11}{'tokens out':>11}"
-          f"{'fixed est.':>11}{'s':>8}  finish reasons")
+          f"{'fixed':>11}{'s':>8}  finish reasons")
     for step in trace["steps"]:
         usage = step["usage"]
         print(f"{step['step']:<22}{step['status']:<11}{usage['requests']:>6}"
