@@ -160,6 +160,8 @@ def _report_step(pid: str, step: StepTrace, progress: Progress) -> None:
         refused = sum(step.refused.values())
         why = step.error or (f"all {refused} graph-tool calls were refused" if refused
                              else "the model called no graph tool")
+        if "cut_off" in step.endings:
+            why += "; its replies were cut off at the reply budget (--max-tokens)"
         progress(pid, f"warning: step {step.step} {WARN_STATUSES[step.status]}: {why}")
 
 
