@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from kgctl.agent.aio import run_sync
+from kgctl.agent.budget import estimate
+from kgctl.agent.ingest import load_document
+from kgctl.agent.llm import ChatClient, LLMSettings, Price
+from kgctl.agent.loop import run_paper
+from kgctl.agent.session import paper_tools
+from kgctl.agent.trace import AgentTrace
+from kgctl.compiler import ToolSurface, compile_tools
+from kgctl.compiler.plan import Plan, compile_plan
+from kgctl.ontology import default_ir
+
 DATA = Path(__file__).parent / "data" / "agent"
+PAPER = "paper"
 PAGE_HEIGHT = 792
 LINE_STEP = 14
 TOP_MARGIN = 750
@@ -68,8 +81,11 @@ def free_port() -> int:
 class Reply:
     """One scripted answer of the fake LLM server.
 
-    ``tool_calls`` are (name, raw argument string) pairs; ``status`` other than 200 answers with
-    that HTTP error; ``delay`` sleeps first (to provoke client timeouts)."""
+    ``tool_calls`` are (name, raw argument string) pairs, ``raw_calls`` entries sent as they are
+    (e.g. arguments as an object, no id); ``status`` other than 200 answers with that HTTP error
+    and ``error`` as its error object; ``delay`` sleeps first (to provoke client timeouts);
+    ``no_choices`` answers with an empty ``choices`` list; ``finish_reason`` overrides the usual
+    one ("tool_calls" or "stop")."""
 
     tool_calls: list[tuple[str, str]] = field(default_factory=list)
     content: str | None = None
@@ -78,6 +94,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    raw_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    no_choices: bool = False
+    finish_reason: str | None = None
 
 
 Script = list[Reply | Callable[[dict[str, Any]], Reply]]
@@ -87,14 +107,32 @@ class FakeLLM:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers from a script.
 
     A script entry may be a function of the request body, so a reply can depend on what the
-    client sent (e.g. the feedback of the previous tool call). Every request body is kept."""
+    client sent (e.g. the feedback of the previous tool call). Every request body is kept.
+    With ``context_window`` the server reports it as llama.cpp does (``/v1/models`` meta.n_ctx
+    and ``/props``); ``window_at`` chooses which of the two says it. With ``enforce_window`` it
+    refuses, as llama.cpp does, every request whose prompt exceeds that many tokens;
+    ``overflows`` counts those answers. Prompts are counted with the agent's own estimate, or,
+    with ``chars_per_token``, as characters of the rendered request divided by it; the server
+    then also offers llama.cpp's ``/apply-template`` and ``/tokenize`` with that count."""
 
-    def __init__(self, script: Script, *, default: Reply | None = None) -> None:
+    def __init__(self, script: Script, *,
+                 default: Reply | Callable[[dict[str, Any]], Reply] | None = None,
+                 context_window: int | None = None, window_at: str = "models",
+                 enforce_window: int | None = None, chars_per_token: int | None = None
+                 ) -> None:
         self.script = list(script)
         self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
+        self.context_window, self.window_at = context_window, window_at
+        self.enforce_window, self.overflows = enforce_window, 0
+        self.chars_per_token = chars_per_token
         self.port = free_port()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        routes = [Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                  Route("/v1/models", self._models), Route("/props", self._props)]
+        if chars_per_token:
+            routes += [Route("/apply-template", self._template, methods=["POST"]),
+                       Route("/tokenize", self._tokenize, methods=["POST"])]
+        app = Starlette(routes=routes)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -116,11 +154,44 @@ class FakeLLM:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
+    async def _models(self, request: Request) -> JSONResponse:
+        meta = {"n_ctx_train": 131072}
+        if self.context_window and self.window_at == "models":
+            meta["n_ctx"] = self.context_window
+        return JSONResponse({"object": "list", "data": [{"id": "fake", "meta": meta}]})
+
+    async def _props(self, request: Request) -> JSONResponse:
+        if not self.context_window or self.window_at != "props":
+            return JSONResponse({"error": {"message": "not found"}}, status_code=404)
+        return JSONResponse({"default_generation_settings": {"n_ctx": self.context_window}})
+
+    def _render(self, body: dict[str, Any]) -> str:
+        return json.dumps(body["messages"]) + json.dumps(body.get("tools") or [])
+
+    def count(self, body: dict[str, Any]) -> int:
+        """The prompt tokens of a request, as this server counts them."""
+        if self.chars_per_token:
+            return len(self._render(body)) // self.chars_per_token
+        return estimate(body["messages"], body.get("tools") or [])
+
+    async def _template(self, request: Request) -> JSONResponse:
+        return JSONResponse({"prompt": self._render(await request.json())})
+
+    async def _tokenize(self, request: Request) -> JSONResponse:
+        content = (await request.json())["content"]
+        return JSONResponse({"tokens": [0] * (len(content) // (self.chars_per_token or 1))})
+
     async def _chat(self, request: Request) -> JSONResponse:
         import asyncio
 
         body = await request.json()
         self.requests.append(body)
+        if self.enforce_window:
+            size = self.count(body)
+            if size > self.enforce_window:
+                self.overflows += 1
+                return JSONResponse({"error": overflow_error(size, self.enforce_window)},
+                                    status_code=400)
         if not self.script and self.default is None:
             return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
         entry = self.script.pop(0) if self.script else self.default
@@ -128,26 +199,34 @@ class FakeLLM:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
-            return JSONResponse({"error": {"message": f"scripted {reply.status}"}},
-                                status_code=reply.status, headers=reply.headers)
+            error = reply.error or {"message": f"scripted {reply.status}"}
+            return JSONResponse({"error": error}, status_code=reply.status, headers=reply.headers)
         n = len(self.requests)
         calls = [
             {"id": f"call_{n}_{i}", "type": "function",
              "function": {"name": name, "arguments": arguments}}
             for i, (name, arguments) in enumerate(reply.tool_calls)
-        ]
+        ] + reply.raw_calls
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if calls:
             message["tool_calls"] = calls
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
         return JSONResponse({
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [] if reply.no_choices else [
+                {"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": reply.prompt_tokens,
                       "completion_tokens": reply.completion_tokens,
                       "total_tokens": reply.prompt_tokens + reply.completion_tokens},
         })
+
+
+def overflow_error(prompt_tokens: int, context: int) -> dict[str, Any]:
+    """llama.cpp's answer to a request larger than its context window."""
+    return {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens,
+            "n_ctx": context, "message": f"request ({prompt_tokens} tokens) exceeds the "
+            f"available context size ({context} tokens), try increasing it"}
 
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -178,3 +257,43 @@ def build_original(store: Any, paper: str, *, labels: Sequence[str] = ("MOP-1",)
                 assert not result.is_error, result.content[0].text
 
     run_sync(go)
+
+
+@cache
+def surface() -> ToolSurface:
+    return compile_tools(default_ir())
+
+
+@cache
+def full_plan() -> Plan:
+    return compile_plan(default_ir(), surface=surface())
+
+
+def core_only_plan() -> Plan:
+    return full_plan().model_copy(update={"steps": (full_plan().step("core"),)})
+
+
+def run(fake: FakeLLM, store: Any, tmp_path: Path, *, plan: Plan | None = None,
+        feedback: bool = True, window: int | None = None, paper: Path = DATA / "paper.md",
+        **settings: Any) -> AgentTrace:
+    """The agent on one paper against the fake server (a real MCP session on the compiled
+    tools); ``window`` is the context window the agent is told."""
+    ir = default_ir()
+    document = load_document(paper)
+    options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
+    llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
+                      **(options | settings))
+
+    async def go() -> AgentTrace:
+        chat = ChatClient(llm)
+        try:
+            async with paper_tools(ir, store, PAPER, document=document, feedback=feedback,
+                                   surface=surface()) as client:
+                return await run_paper(document, plan or core_only_plan(), tools=client,
+                                       chat=chat, trace_path=tmp_path / "trace.json",
+                                       max_iterations=6, feedback=feedback,
+                                       context_window=window)
+        finally:
+            await chat.close()
+
+    return run_sync(go)

@@ -4,6 +4,9 @@ resume after interruption, clear messages when no LLM is configured, the replay 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +29,11 @@ def no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _synthesis_call(request: dict) -> Reply:
-    """Write one synthesis named after the paper in the first step, then stop."""
+    """Write one synthesis named after the paper on the first turn of the first step, then stop
+    (whatever order the parallel papers' requests come in)."""
+    offered = {t["function"]["name"] for t in request.get("tools", [])}
+    if len(request["messages"]) != 2 or "create_chemical_synthesis" not in offered:
+        return Reply(content="nothing more")
     text = request["messages"][1]["content"]
     label = "MOP-A" if "Paper paper_a" in text else "MOP-B"
     return Reply(tool_calls=[("create_chemical_synthesis",
@@ -64,11 +71,10 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
     store_dir, runs = tmp_path / "store", tmp_path / "runs"
     args = ["extract", *papers, "--store", str(store_dir), "--out", str(runs), "--model", "m",
             "--workers", "2", "--json"]
-    script = [_synthesis_call, _synthesis_call]
-    with FakeLLM(script, default=Reply(content="nothing more")) as fake:
+    with FakeLLM([], default=_synthesis_call) as fake:
         first = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
     assert first.exit_code == 0, first.output
-    summary = {s["paper_id"]: s for s in json.loads(first.output)}
+    summary = {s["paper_id"]: s for s in json.loads(first.stdout)}
     assert {p: (s["outcome"], s["accepted"]) for p, s in summary.items()} == {
         "paper_a": ("complete", 1), "paper_b": ("complete", 1)}
     assert summary["paper_a"]["prompt_tokens"] > 0
@@ -83,10 +89,10 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
     trace_b.status = "running"
     trace_b.steps = trace_b.steps[:1]
     trace_b.save(runs / "paper_b.trace.json")
-    with FakeLLM([_synthesis_call], default=Reply(content="nothing more")) as fake:
+    with FakeLLM([], default=_synthesis_call) as fake:
         second = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
     assert second.exit_code == 0, second.output
-    outcomes = {s["paper_id"]: s["outcome"] for s in json.loads(second.output)}
+    outcomes = {s["paper_id"]: s["outcome"] for s in json.loads(second.stdout)}
     assert outcomes == {"paper_a": "skipped", "paper_b": "complete"}
     assert all("Paper paper_b" in r["messages"][1]["content"] for r in fake.requests
                if len(r["messages"]) == 2)
@@ -155,3 +161,28 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
     assert "MOP-30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_model_that_calls_no_tool_ends_in_nothing_extracted(tmp_path: Path, verbose: bool
+                                                              ) -> None:
+    """Through the installed command (a subprocess, so logging is as a user sees it)."""
+    store, runs = tmp_path / "store", tmp_path / "runs"
+    args = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
+            str(DATA / "paragraph.md"), "--store", str(store), "--out", str(runs),
+            "--model", "m", "--max-tokens", "300", *(["-v"] if verbose else [])]
+    with FakeLLM([], default=Reply(content="The paragraph describes a synthesis."),
+                 context_window=100_000) as fake:
+        done = subprocess.run([*args, "--base-url", fake.base_url], capture_output=True,
+                              text=True, timeout=120, env=os.environ | {"NO_COLOR": "1"})
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "error: nothing extracted from 1 of 1 papers (paragraph)" in done.stderr
+    assert "warning: step core wrote nothing: the model called no graph tool" in done.stderr
+    assert "steps that wrote nothing: core: empty" in done.stdout
+    assert ("HTTP Request:" in done.stderr) is verbose  # per-request logs only with -v
+    assert {r["max_tokens"] for r in fake.requests} == {300}
+    trace = AgentTrace.load(runs / "paragraph.trace.json")
+    assert trace.status == "complete" and all(s.status == "empty" for s in trace.steps)
+    assert {s.context_window for s in trace.steps} == {100_000}  # read from the server
+    assert len(trace.steps) == len(fake.requests)  # one turn per step, no verification passes

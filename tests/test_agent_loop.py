@@ -5,68 +5,22 @@ written, the step's tool set is enforced, iteration limits and HTTP errors are h
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
-from agent_helpers import FakeLLM, Reply, tool_messages
+from agent_helpers import PAPER, FakeLLM, Reply, core_only_plan, full_plan, run, tool_messages
 from pyoxigraph import NamedNode
 
-from kgctl.agent.aio import run_sync
-from kgctl.agent.ingest import load_document
-from kgctl.agent.llm import ChatClient, LLMError, LLMSettings, Price
-from kgctl.agent.loop import run_paper
-from kgctl.agent.session import paper_tools
+from kgctl.agent.llm import LLMError
 from kgctl.agent.trace import AgentTrace
-from kgctl.compiler import ToolSurface, compile_tools
-from kgctl.compiler.plan import Plan, compile_plan
-from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore
 
-DATA = Path(__file__).parent / "data" / "agent"
-PAPER = "paper"
 SYNTHESIS_QUERY = """
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 SELECT ?label ?product WHERE {
   ?s a ?cls ; rdfs:label ?label ; ?has ?out . ?out rdfs:label ?product .
   FILTER(?has = ?hasOutput)
 }"""
-
-
-@cache
-def surface() -> ToolSurface:
-    return compile_tools(default_ir())
-
-
-@cache
-def full_plan() -> Plan:
-    return compile_plan(default_ir(), surface=surface())
-
-
-def core_only_plan() -> Plan:
-    return full_plan().model_copy(update={"steps": (full_plan().step("core"),)})
-
-
-def run(fake: FakeLLM, store: EmbeddedStore, tmp_path: Path, *, plan: Plan | None = None,
-        feedback: bool = True, **settings) -> AgentTrace:
-    ir = default_ir()
-    document = load_document(DATA / "paper.md")
-    options = {"backoff_base_s": 0.01, "prices": {"fake-model": Price(input=1.0, output=2.0)}}
-    llm = LLMSettings(base_url=fake.base_url, model="fake-model", api_key="k",
-                      **(options | settings))
-
-    async def go() -> AgentTrace:
-        chat = ChatClient(llm)
-        try:
-            async with paper_tools(ir, store, PAPER, document=document, feedback=feedback,
-                                   surface=surface()) as client:
-                return await run_paper(document, plan or core_only_plan(), tools=client,
-                                       chat=chat, trace_path=tmp_path / "trace.json",
-                                       max_iterations=6, feedback=feedback)
-        finally:
-            await chat.close()
-
-    return run_sync(go)
 
 
 def synthesis_labels(store: EmbeddedStore) -> list[tuple[str, str]]:
@@ -178,13 +132,14 @@ def test_http_errors_are_retried_with_backoff(tmp_path: Path) -> None:
         Reply(status=500),
         Reply(delay=0.8),  # longer than the client timeout
         Reply(content="nothing to record"),
-        Reply(content="verified"),
     ]
     store = EmbeddedStore(None)
     with FakeLLM(script) as fake:
-        trace = run(fake, store, tmp_path, timeout_s=0.3)
-    assert trace.usage.retries == 3 and trace.usage.requests == 2
-    assert len(fake.requests) == 5  # 3 failed attempts, the step, its verification
+        trace = run(fake, store, tmp_path, timeout_s=0.3, max_tokens=800)
+    assert trace.usage.retries == 3 and trace.usage.requests == 1
+    assert len(fake.requests) == 4  # 3 failed attempts, the step (nothing written: no review)
+    # every request says how long a reply may be; the one after the timeout asks for less
+    assert [r["max_tokens"] for r in fake.requests] == [800, 800, 800, 400]
 
 
 @pytest.mark.parametrize("status, message", [

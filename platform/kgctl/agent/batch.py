@@ -22,7 +22,7 @@ from kgctl.agent.llm import ChatClient, LLMSettings
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS, run_paper
 from kgctl.agent.search import DEFAULT_LAMBDA
 from kgctl.agent.session import paper_tools
-from kgctl.agent.trace import AgentTrace
+from kgctl.agent.trace import AgentTrace, StepTrace
 from kgctl.compiler.plan import Plan
 from kgctl.compiler.spec import ToolSurface
 from kgctl.errors import InputError, KgctlError
@@ -32,7 +32,11 @@ from kgctl.store.base import GraphStore
 
 DEFAULT_WORKERS = 2
 TRACE_SUFFIX = ".trace.json"
-Outcome = Literal["complete", "skipped", "failed", "iteration_limit"]
+# nothing_extracted: the run ended but no graph-tool call was accepted (the paper's graph is
+# empty), e.g. a model that does not call tools.
+Outcome = Literal["complete", "skipped", "failed", "iteration_limit", "nothing_extracted"]
+# Step statuses worth a warning (besides too_large, whose error says it all).
+WARN_STATUSES = {"empty": "wrote nothing", "failed": "failed"}
 
 
 class PaperSummary(BaseModel):
@@ -47,6 +51,7 @@ class PaperSummary(BaseModel):
     cost_usd: float | None = 0.0
     seconds: float = 0.0
     error: str | None = None
+    steps_without_writes: list[str] = []  # "step: status" of the steps that wrote nothing
 
 
 class BatchOptions(BaseModel):
@@ -85,11 +90,16 @@ async def extract_batch(
     gate = asyncio.Semaphore(options.workers)
     chat = ChatClient(settings)
     report = progress or (lambda _paper, _what: None)
+    window = await chat.context_window()
+    if window is None:
+        report("", "warning: the model server does not say its context window; give "
+                   "--context-window N so that the paper is shown in pieces that fit")
 
     async def one(document: Document) -> PaperSummary:
         async with gate:
             return await _extract_one(document, ir=ir, surface=surface, plan=plan, store=store,
-                                      chat=chat, options=options, progress=report)
+                                      chat=chat, options=options, progress=report,
+                                      window=window)
 
     try:
         return list(await asyncio.gather(*(one(d) for d in documents)))
@@ -100,6 +110,7 @@ async def extract_batch(
 async def _extract_one(
     document: Document, *, ir: OntologyIR, surface: ToolSurface, plan: Plan,
     store: GraphStore, chat: ChatClient, options: BatchOptions, progress: Progress,
+    window: int | None,
 ) -> PaperSummary:
     pid = document.paper_id
     path = trace_path(options.out_dir, pid)
@@ -120,7 +131,7 @@ async def _extract_one(
             trace = await run_paper(
                 document, plan, tools=client, chat=chat, trace_path=path,
                 max_iterations=options.max_iterations, feedback=options.feedback,
-                on_step=lambda step: progress(pid, f"step {step.step} {step.status}"),
+                on_step=lambda step: _report_step(pid, step, progress), context_window=window,
             )
     except Exception as exc:  # a kgctl error, possibly inside the session's exception group
         error = exc if isinstance(exc, KgctlError) else (
@@ -136,8 +147,25 @@ async def _extract_one(
         store_paper_text(store, pid, document.text)
     limited = any(s.status == "iteration_limit" for s in trace.steps)
     progress(pid, "done")
-    return summarise(trace, outcome="iteration_limit" if limited else "complete",
-                     seconds=time.monotonic() - started)
+    outcome: Outcome = "iteration_limit" if limited else "complete"
+    if not trace.accepted_calls():
+        outcome = "nothing_extracted"
+        progress(pid, "warning: nothing extracted; the paper's graph is empty (does the model "
+                      "call tools? see docs/agent.md)")
+    return summarise(trace, outcome=outcome, seconds=time.monotonic() - started)
+
+
+def _report_step(pid: str, step: StepTrace, progress: Progress) -> None:
+    progress(pid, f"step {step.step} {step.status}")
+    if step.status == "too_large":  # its error names the step, the window and the sizes
+        progress(pid, f"warning: {step.error}")
+    elif step.status in WARN_STATUSES:
+        refused = sum(step.refused.values())
+        why = step.error or (f"all {refused} graph-tool calls were refused" if refused
+                             else "the model called no graph tool")
+        if "cut_off" in step.endings:
+            why += "; its replies were cut off at the reply budget (--max-tokens)"
+        progress(pid, f"warning: step {step.step} {WARN_STATUSES[step.status]}: {why}")
 
 
 def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = ()
@@ -160,4 +188,6 @@ def summarise(trace: AgentTrace, *, outcome: Outcome, seconds: float) -> PaperSu
         accepted=sum(not c.is_error for c in calls), rejected=sum(c.is_error for c in calls),
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd, seconds=round(seconds, 2), error=trace.error,
+        steps_without_writes=[f"{s.step}: {s.status}" for s in trace.steps
+                              if not any(not c.is_error and not c.local for c in s.calls)],
     )

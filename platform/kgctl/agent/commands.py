@@ -13,7 +13,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgctl.agent.llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLMError, LLMSettings, Price
+from kgctl.agent.llm import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT_S,
+    LLMError,
+    LLMSettings,
+    Price,
+    quiet_http_logs,
+)
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS
 from kgctl.agent.search import DEFAULT_LAMBDA
 from kgctl.errors import DataRejected, InputError
@@ -38,6 +46,12 @@ def llm_options(func):
                      show_default=True, help="retries of a failing LLM request (429/5xx/timeout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                      default=DEFAULT_TIMEOUT_S, show_default=True, help="seconds per request."),
+        click.option("--max-tokens", type=click.IntRange(1), default=DEFAULT_MAX_TOKENS,
+                     show_default=True, help="reply budget of each model turn."),
+        click.option("--context-window", type=click.IntRange(1), default=None,
+                     help="the model's context window in tokens (default: asked from the "
+                          "server); the paper is shown in pieces that fit."),
+        click.option("-v", "--verbose", is_flag=True, help="log every HTTP request."),
         click.option("--prices", type=click.Path(path_type=Path), help="price table (YAML/JSON: "
                      "model: {input: USD per 1M tokens, output: ...})."),
         click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
@@ -108,6 +122,11 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
     if failed:
         raise LLMError(f"{len(failed)} of {len(summaries)} papers failed; first: "
                        f"{failed[0].paper_id}: {failed[0].error}")
+    empty = [s.paper_id for s in summaries if s.outcome == "nothing_extracted"]
+    if empty:
+        raise DataRejected(f"nothing extracted from {len(empty)} of {len(summaries)} papers "
+                           f"({', '.join(empty)}): no tool call was accepted; the model must "
+                           "call tools (see docs/agent.md)")
 
 
 def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
@@ -134,6 +153,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
 
     documents = load_documents(papers, supplementary=supplementary)
     settings = _settings(llm)
+    quiet_http_logs(verbose=llm["verbose"])
     _compiled, (ir, surface), plan = compile_all(ir)
     if llm["plan_hints"]:
         plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
@@ -144,6 +164,10 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
         task = bar.add_task("extracting", total=len(documents))
 
         def progress(paper: str, what: str) -> None:
+            if what.startswith("warning:"):
+                bar.console.print(f"{paper}: {what}" if paper else what, markup=False,
+                                  highlight=False, soft_wrap=True)
+                return
             bar.update(task, description=f"{paper}: {what}")
             if what in ("done", "failed") or what.startswith("skipped"):
                 bar.advance(task)
@@ -159,7 +183,8 @@ def _settings(llm: dict[str, Any]) -> LLMSettings:
         prices.update(_read_prices(llm["prices"]))
     return LLMSettings.from_env(
         base_url=llm["base_url"], model=llm["model"], temperature=llm["temperature"],
-        timeout_s=llm["timeout"], max_retries=llm["max_retries"], prices=prices)
+        timeout_s=llm["timeout"], max_retries=llm["max_retries"], prices=prices,
+        max_tokens=llm["max_tokens"], context_window=llm["context_window"])
 
 
 def _read_prices(path: Path) -> dict[str, Price]:
@@ -304,7 +329,13 @@ def _print_summaries(summaries: list, *, as_json: bool) -> None:
         cost = "n/a" if s.cost_usd is None else f"{s.cost_usd:.4f}"
         table.add_row(s.paper_id, s.outcome, str(s.steps), str(s.accepted), str(s.rejected),
                       f"{s.prompt_tokens}/{s.completion_tokens}", cost, f"{s.seconds:.1f}")
-    Console().print(table)
+    out = Console()
+    out.print(table)
+    for s in summaries:
+        if s.steps_without_writes:
+            out.print(f"{s.paper_id}: steps that wrote nothing: "
+                      f"{', '.join(s.steps_without_writes)}", markup=False, highlight=False,
+                      soft_wrap=True)
 
 
 def _progress(*, disable: bool = False) -> Progress:

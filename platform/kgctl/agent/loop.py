@@ -1,17 +1,27 @@
-"""The extraction agent: for each plan step, a bounded tool-calling conversation.
+"""The extraction agent: for each plan step, bounded tool-calling conversations.
 
 Only the step's tool set (plus evidence search) is offered; every call goes through the MCP
 session, so the graph changes only through the validating tools. A rejected call comes back
 as the tool's feedback (``is_error``) in the next request, which is how the model repairs it.
 Arguments that are not a JSON object never reach the tools: the model gets the same kind of
-feedback envelope. After a step with verification rules, the agent is shown what it wrote
-(read from the store's provenance through the ``review_writes`` tool) and may correct it.
+feedback envelope. Tool calls the model wrote as text in its reply count as calls.
+
+The paper is shown in pieces that fit the model's context window beside the step's tools and
+system message (one conversation per piece); a step whose tools and prompt alone do not fit is
+not sent at all (``too_large``). A context overflow the server reports is retried smaller: the
+first turn with a smaller piece, later turns with older tool results elided; it ends the step
+at worst, never the paper. A reply cut off at the reply budget is not an answer: its calls are
+not run and the model is told. After a step that wrote something and has verification rules,
+the agent is shown what it wrote (read from the store's provenance through the
+``review_writes`` tool) and may correct it.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +29,41 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import TextContent, Tool
 
-from kgctl.agent.ingest import Document
-from kgctl.agent.llm import ChatClient, LLMError
+from kgctl.agent.budget import estimate, paper_pieces, piece_budget, shrunk_budget
+from kgctl.agent.ingest import Document, Section
+from kgctl.agent.llm import ChatClient, ChatResult, ContextOverflow, LLMError, StepError
+from kgctl.agent.messages import (
+    cut_off_note,
+    elide,
+    piece_request,
+    step_header,
+    step_sections,
+    verification_request,
+)
+from kgctl.agent.toolcalls import calls_in_text
 from kgctl.agent.tools import AGENT_TOOLS, REVIEW_TOOL, SEARCH_TOOL
-from kgctl.agent.trace import AgentTrace, StepTrace, ToolCallRecord
+from kgctl.agent.trace import AgentTrace, Ending, StepTrace, ToolCallRecord
 from kgctl.compiler.plan import Plan, PlanStep
 
-DEFAULT_MAX_ITERATIONS = 24  # model turns per plan step
+DEFAULT_MAX_ITERATIONS = 24  # model turns per conversation of a plan step
 VERIFY_ITERATIONS = 8  # model turns of a verification pass
-# Sections shown in full with a step; longer papers are cut and the rest reached by search.
-MAX_CONTEXT_CHARS = 60_000
+MAX_CUT_REPLIES = 2  # replies in a row cut off at the reply budget end a conversation
 
 StepCallback = Callable[[StepTrace], None]
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every conversation of a paper shares."""
+
+    tools: Client
+    chat: ChatClient
+    listing: dict[str, Tool]
+    window: int | None
+
+    @property
+    def reply(self) -> int:
+        return self.chat.settings.max_tokens
 
 
 async def run_paper(
@@ -43,22 +76,31 @@ async def run_paper(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     feedback: bool = True,
     on_step: StepCallback | None = None,
+    context_window: int | None = None,
 ) -> AgentTrace:
-    """Follow the plan on one paper; the trace is saved after every step and at the end."""
+    """Follow the plan on one paper; the trace is saved after every step and at the end. A step
+    that fails stays in the trace with what it did and used."""
     trace = AgentTrace(
         paper_id=document.paper_id,
         model=chat.settings.model,
         base_url=chat.settings.base_url,
         feedback=feedback,
     )
-    listing = {tool.name: tool for tool in (await tools.list_tools()).tools}
+    run = _Run(tools=tools, chat=chat, window=context_window,
+               listing={tool.name: tool for tool in (await tools.list_tools()).tools})
     try:
         for step in plan.steps:
-            step_trace = await _run_step(
-                document, plan, step, tools=tools, chat=chat, listing=listing,
-                max_iterations=max_iterations,
-            )
+            step_trace = StepTrace(step=step.id, tools=[], context_window=context_window)
             trace.steps.append(step_trace)
+            started = time.monotonic()
+            try:
+                await _run_step(step_trace, document, plan, step, run, max_iterations)
+            except LLMError as exc:  # the paper cannot go on (server gone, key refused)
+                step_trace.status, step_trace.error = "failed", str(exc)
+                raise
+            finally:
+                step_trace.tally()
+                step_trace.seconds = round(time.monotonic() - started, 3)
             if trace_path:
                 trace.save(trace_path)
             if on_step:
@@ -73,64 +115,157 @@ async def run_paper(
     return trace
 
 
-async def _run_step(
-    document: Document,
-    plan: Plan,
-    step: PlanStep,
-    *,
-    tools: Client,
-    chat: ChatClient,
-    listing: dict[str, Tool],
-    max_iterations: int,
-) -> StepTrace:
-    offered = [name for name in (*step.tools, SEARCH_TOOL) if name in listing]
-    trace = StepTrace(step=step.id, tools=offered)
-    trace.messages = [
-        {"role": "system", "content": f"{plan.system_prompt}\n\n{step.prompt}"},
-        {"role": "user", "content": step_request(document, step)},
-    ]
-    done = await _converse(trace, tools, chat, listing, offered, max_iterations)
-    if done and step.verify and REVIEW_TOOL in listing:
-        review = await _call_tool(tools, REVIEW_TOOL, json.dumps({"tools": list(step.tools)}),
-                                  allowed={REVIEW_TOOL})
-        trace.calls.append(_record(step.id, 0, "review", REVIEW_TOOL, review, local=True))
-        trace.messages.append({"role": "user", "content": verification_request(step, review[2])})
-        repair = [n for n in (*offered, *plan.repair_tools) if n in listing and n not in offered]
-        done = await _converse(trace, tools, chat, listing, [*offered, *repair], VERIFY_ITERATIONS)
-    trace.status = "done" if done else "iteration_limit"
-    return trace
+async def _run_step(trace: StepTrace, document: Document, plan: Plan, step: PlanStep,
+                    run: _Run, max_iterations: int) -> None:
+    offered = [name for name in (*step.tools, SEARCH_TOOL) if name in run.listing]
+    trace.tools = offered
+    specs = [function_spec(run.listing[name]) for name in offered]
+    system = {"role": "system", "content": f"{plan.system_prompt}\n\n{step.prompt}"}
+    header = step_header(document, step)
+    fixed = await _size(run, [system, {"role": "user", "content": header}], specs)
+    trace.fixed_tokens = fixed
+    budget = piece_budget(run.window, fixed=fixed, reply=run.reply)
+    if not budget:
+        trace.status = "too_large"
+        trace.error = (f"step {step.id} does not fit the {run.window}-token context window: its "
+                       f"tools and system message take about {fixed} tokens and the reply "
+                       f"{run.reply}, leaving too little for the paper; use a model with a "
+                       f"larger context or a smaller --max-tokens")
+        return
+    sections = step_sections(document, step)
+    try:
+        conversation = await _read_pieces(trace, sections, document, system, header, specs,
+                                          run, budget, max_iterations)
+        if (conversation and trace.accepted_now() and step.verify
+                and REVIEW_TOOL in run.listing and trace.endings[-1] == "answered"):
+            await _verify(trace, conversation, plan, step, offered, run)
+    except StepError as exc:
+        trace.status, trace.error = "failed", str(exc)
+        return
+    if "iteration_limit" in trace.endings:
+        trace.status = "iteration_limit"
+    else:
+        trace.status = "done" if trace.accepted_now() else "empty"
 
 
-async def _converse(
-    trace: StepTrace,
-    tools: Client,
-    chat: ChatClient,
-    listing: dict[str, Tool],
-    offered: Sequence[str],
-    max_iterations: int,
-) -> bool:
-    """Ask, run the requested calls, repeat until the model stops calling tools (True) or the
-    iteration bound is reached (False)."""
-    specs = [function_spec(listing[name]) for name in offered]
+async def _read_pieces(trace: StepTrace, sections: Sequence[Section], document: Document,
+                       system: dict[str, Any], header: str, specs: list[dict[str, Any]],
+                       run: _Run, budget: int, max_iterations: int) -> list[dict[str, Any]]:
+    """One conversation per piece of the paper; a piece the server finds too large is split
+    smaller and retried. Returns the last conversation."""
+    pending = paper_pieces(document, sections, budget=budget)
+    conversation: list[dict[str, Any]] = []
+    while pending:
+        piece = pending[0]
+        request = piece_request(header, piece, trace.pieces + 1, trace.pieces + len(pending))
+        conversation = [system, {"role": "user", "content": request}]
+        trace.messages.extend(conversation)
+        try:
+            ending = await _converse(trace, conversation, specs, run, max_iterations)
+        except ContextOverflow as exc:  # on the first turn: nothing was done with this piece
+            sent = await _size(run, conversation, specs)
+            budget = shrunk_budget(budget, sent=sent, fixed=trace.fixed_tokens or 0,
+                                   reply=run.reply, prompt_tokens=exc.prompt_tokens,
+                                   context=exc.context)
+            if not budget:
+                raise StepError(f"{exc}; even the smallest piece of the paper does not fit "
+                                "beside the step's tools") from None
+            pending = paper_pieces(document, sections, budget=budget, start_at=piece.start)
+            continue
+        trace.pieces += 1
+        trace.endings.append(ending)
+        pending = pending[1:]
+    return conversation
+
+
+async def _verify(trace: StepTrace, conversation: list[dict[str, Any]], plan: Plan,
+                  step: PlanStep, offered: list[str], run: _Run) -> None:
+    review = await _call_tool(run.tools, REVIEW_TOOL, json.dumps({"tools": list(step.tools)}),
+                              allowed={REVIEW_TOOL})
+    trace.calls.append(_record(step.id, 0, "review", REVIEW_TOOL, review, local=True))
+    _say(trace, conversation, {"role": "user", "content": verification_request(step, review[2])})
+    repair = [n for n in plan.repair_tools if n in run.listing and n not in offered]
+    specs = [function_spec(run.listing[name]) for name in (*offered, *repair)]
+    try:
+        trace.endings.append(await _converse(trace, conversation, specs, run, VERIFY_ITERATIONS))
+    except ContextOverflow:
+        trace.endings.append("context_full")
+
+
+async def _converse(trace: StepTrace, conversation: list[dict[str, Any]],
+                    specs: list[dict[str, Any]], run: _Run, max_iterations: int) -> Ending:
+    """Ask, run the requested calls, repeat until the model stops calling tools, the turn bound,
+    a full context window or replies cut off again and again."""
+    offered = {spec["function"]["name"] for spec in specs}
+    cut = 0
     for _ in range(max_iterations):
-        iteration = sum(m["role"] == "assistant" for m in trace.messages) + 1
-        result = await chat.complete(trace.messages, tools=specs)
+        result = await _ask(trace, conversation, specs, run)
+        if result is None:
+            return "context_full"
         trace.usage = trace.usage + result.usage
-        trace.messages.append(result.message)
-        calls = result.message.get("tool_calls") or []
+        trace.finish_reasons.append(result.finish_reason)
+        turn = len(trace.finish_reasons)
+        message = result.message
+        if result.finish_reason == "length":  # cut off: its calls may be incomplete, run none
+            trace.messages.append(message)
+            conversation.append({"role": "assistant", "content": message.get("content") or ""})
+            cut += 1
+            if cut >= MAX_CUT_REPLIES:
+                return "cut_off"
+            _say(trace, conversation, {"role": "user", "content": cut_off_note(run.reply)})
+            continue
+        cut = 0
+        calls = message.get("tool_calls") or calls_in_text(message.get("content"), turn=turn)
+        if calls and not message.get("tool_calls"):
+            message = {**message, "tool_calls": calls}  # written as text: answered as calls
+        _say(trace, conversation, message)
         if not calls:
-            return True
+            return "answered"
         for call in calls:
             name, raw = call["function"]["name"], call["function"].get("arguments") or ""
-            outcome = await _call_tool(tools, name, raw, allowed=set(offered))
-            trace.calls.append(
-                _record(trace.step, iteration, call["id"], name, outcome,
-                        local=name in AGENT_TOOLS)
-            )
-            trace.messages.append(
-                {"role": "tool", "tool_call_id": call["id"], "content": outcome[2]}
-            )
-    return False
+            outcome = await _call_tool(run.tools, name, raw, allowed=offered)
+            trace.calls.append(_record(trace.step, turn, call["id"], name, outcome,
+                                       local=name in AGENT_TOOLS))
+            _say(trace, conversation,
+                 {"role": "tool", "tool_call_id": call["id"], "content": outcome[2]})
+    return "iteration_limit"
+
+
+async def _ask(trace: StepTrace, conversation: list[dict[str, Any]],
+               specs: list[dict[str, Any]], run: _Run) -> ChatResult | None:
+    """One model turn that fits the window: older tool results are elided when the conversation
+    has grown too large (None: still too large). A first turn that does not fit, by our count or
+    the server's answer, raises `ContextOverflow` (the caller shows a smaller piece)."""
+    first = not any(m["role"] == "assistant" for m in conversation)
+    if run.window and (size := await _size(run, conversation, specs)) + run.reply > run.window:
+        if first:
+            raise ContextOverflow("the step's request does not fit the context window",
+                                  prompt_tokens=size, context=run.window)
+        if not elide(conversation) or (
+                await _size(run, conversation, specs) + run.reply > run.window):
+            return None
+    try:
+        return await run.chat.complete(conversation, tools=specs)
+    except ContextOverflow:
+        if first or not elide(conversation):
+            if first:
+                raise
+            return None
+    try:
+        return await run.chat.complete(conversation, tools=specs)
+    except ContextOverflow:
+        return None
+
+
+async def _size(run: _Run, messages: list[dict[str, Any]], specs: list[dict[str, Any]]) -> int:
+    """Prompt tokens of a request: the server's count where it gives one, else our estimate."""
+    counted = await run.chat.count_prompt(messages, tools=specs)
+    return estimate(messages, specs) if counted is None else counted
+
+
+def _say(trace: StepTrace, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
+    trace.messages.append(message)
+    conversation.append(message)
 
 
 Outcome = tuple[dict[str, Any] | None, bool, str, dict[str, Any] | None, str]
@@ -221,33 +356,3 @@ def feedback_envelope(
         "status": "rejected", "code": code, "field": field, "value": value, "message": message,
         "allowed": allowed, "hint": hint, "retryable": True,
     }, ensure_ascii=False)
-
-
-def step_request(document: Document, step: PlanStep) -> str:
-    """The user turn of a plan step: what to do, then the sections it should read."""
-    wanted = [s for s in document.sections
-              if any(word.lower() in s.title.lower() for word in step.read)]
-    shown = wanted or list(document.sections)
-    parts, size = [], 0
-    for section in shown:
-        body = document.section_text(section)
-        block = f"[section: {section.title} | offsets {section.start}-{section.end}]\n{body}"
-        if size + len(block) > MAX_CONTEXT_CHARS:
-            parts.append(f"[further sections omitted; use {SEARCH_TOOL} to find them]")
-            break
-        parts.append(block)
-        size += len(block)
-    return (
-        f"Paper {document.paper_id}. Plan step: {step.title}.\nGoal: {step.goal}\n"
-        f"Call the tools to record what the paper states; pass an evidence quote with its section "
-        f"and character offsets when you can; use {SEARCH_TOOL} to find passages. "
-        "Reply without tool calls when this step is complete.\n\n" + "\n\n".join(parts)
-    )
-
-
-def verification_request(step: PlanStep, review: str) -> str:
-    return (
-        "Verification pass. These are the calls you made in this step, with their evidence:\n"
-        f"{review}\n\nCheck each against the paper. Rules:\n{step.verify}\n"
-        "Correct any mistake with the repair tools; reply without tool calls when all is right."
-    )

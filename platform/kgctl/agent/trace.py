@@ -16,7 +16,12 @@ from kgctl.agent.llm import Usage
 from kgctl.errors import InputError
 
 TRACE_FORMAT = "kgctl-agent-trace/1"
-StepStatus = Literal["done", "iteration_limit"]
+# done: wrote something; empty: ended without an accepted write; too_large: the step's tools and
+# prompt do not fit the context window (nothing sent); failed: a model error ended it.
+StepStatus = Literal["done", "empty", "iteration_limit", "too_large", "failed"]
+# How one conversation of a step ended: the model answered without tool calls, the turn bound,
+# the context window was full, replies kept being cut off at the reply budget.
+Ending = Literal["answered", "iteration_limit", "context_full", "cut_off"]
 RunStatus = Literal["running", "complete", "failed"]
 
 
@@ -37,6 +42,10 @@ class ToolCallRecord(BaseModel):
 
 
 class StepTrace(BaseModel):
+    """One plan step: its conversations (one per piece of the paper, then the verification
+    pass; ``messages`` holds them one after the other, each from its system message), calls,
+    usage and outcome. Fields after ``status`` are absent from older traces."""
+
     model_config = ConfigDict(extra="forbid")
     step: str
     tools: list[str]
@@ -44,6 +53,28 @@ class StepTrace(BaseModel):
     calls: list[ToolCallRecord] = []
     usage: Usage = Usage()
     status: StepStatus = "done"
+    error: str | None = None  # why a step failed or does not fit
+    finish_reasons: list[str | None] = []  # one per model turn, as the server said
+    endings: list[Ending] = []  # one per conversation
+    pieces: int = 0  # pieces of the paper shown
+    fixed_tokens: int | None = None  # estimated tokens of system message + tools per turn
+    context_window: int | None = None
+    accepted: int = 0  # graph-tool calls written
+    refused: dict[str, int] = {}  # graph-tool calls refused, by feedback code
+    seconds: float = 0.0
+
+    def accepted_now(self) -> int:
+        return sum(not c.is_error and not c.local for c in self.calls)
+
+    def tally(self) -> None:
+        """Count accepted and refused graph-tool calls from ``calls``."""
+        graph = [c for c in self.calls if not c.local]
+        self.accepted = sum(not c.is_error for c in graph)
+        refused: dict[str, int] = {}
+        for call in graph:
+            if call.is_error:
+                refused[feedback_code(call.result)] = refused.get(feedback_code(call.result), 0) + 1
+        self.refused = refused
 
 
 class AgentTrace(BaseModel):
@@ -84,6 +115,20 @@ class AgentTrace(BaseModel):
             return cls.model_validate(data)
         except (OSError, ValueError, ValidationError) as exc:
             raise InputError(f"{path}: not an agent trace ({_first_line(exc)})") from None
+
+
+def feedback_code(result: str) -> str:
+    """The ``code`` of a feedback envelope (``error`` when the text is not one).
+
+    >>> feedback_code('{"status": "rejected", "code": "required_missing"}'), feedback_code("x")
+    ('required_missing', 'error')
+    """
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return "error"
+    code = data.get("code") if isinstance(data, dict) else None
+    return code if isinstance(code, str) else "error"
 
 
 def _first_line(exc: Exception) -> str:
