@@ -31,16 +31,22 @@ def sample_quads() -> tuple[Quad, ...]:
     return tuple(mop30_quads())
 
 
-def sample_store(path: Path | None = None) -> Store:
-    """The MOP-30 graphs in a store directory (a fresh temporary one unless given)."""
+def disk_store(path: Path | None = None) -> Store:
+    """An empty store in a directory (a fresh temporary one unless given): the server's query
+    workers open the directory, so a served store is never in memory only."""
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="kgctl-service-"))
         atexit.register(shutil.rmtree, path, ignore_errors=True)
-    directory = path
-    store = Store(str(directory))
+    store = Store(str(path))
+    _directories[id(store)] = path
+    return store
+
+
+def sample_store(path: Path | None = None) -> Store:
+    """The MOP-30 graphs in a store directory (a fresh temporary one unless given)."""
+    store = disk_store(path)
     store.extend(sample_quads())
     store.flush()
-    _directories[id(store)] = directory
     return store
 
 

@@ -99,13 +99,12 @@ def test_score_fails_on_missing_or_unreadable_inputs(tmp_path: Path) -> None:
         unwritable.output
 
 
-def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path) -> None:
+def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KGCTL_CACHE", str(tmp_path / "cache"))  # the label index of the test
     traces = tmp_path / "traces"
     traces.mkdir()
     shutil.copy(BUNDLED / f"{DEMO_PAPER}.jsonl", traces)
-    reference = tmp_path / "reference"
-    reference.mkdir()
-    build_small_reference(reference / "store")
+    reference = build_small_reference(tmp_path / "reference" / "store")
     workdir = tmp_path / "demo"
     args = ["demo", "--traces", str(traces), "--workdir", str(workdir),
             "--reference", str(reference)]

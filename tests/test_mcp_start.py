@@ -40,7 +40,7 @@ def test_initialize_answers_while_the_engine_is_still_loading():
             assert not listed.is_error
             return [t.name for t in tools]
 
-    assert len(anyio.run(session)) == 18
+    assert len(anyio.run(session)) == 21
 
 
 def test_a_failed_load_is_an_envelope_on_every_call():
@@ -49,7 +49,7 @@ def test_a_failed_load_is_an_envelope_on_every_call():
 
     async def session() -> dict:
         async with Client(build_server(broken)) as client:
-            assert len((await client.list_tools()).tools) == 18  # the tools are still listed
+            assert len((await client.list_tools()).tools) == 21  # the tools are still listed
             result = await client.call_tool("list_templates", {})
             assert result.is_error
             return json.loads(result.content[0].text)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from pyoxigraph import RdfFormat, Store
-from service_helpers import live_server
+from pyoxigraph import RdfFormat
+from service_helpers import disk_store, live_server
 from store_helpers import OxigraphServer, record, step_triples
 
 from kgctl.cli import cli as main
@@ -36,7 +36,7 @@ def dataset(tmp_path):
 
 def test_import_into_token_guarded_serve_takes_the_token_from_the_environment(tmp_path):
     local, path = dataset(tmp_path)
-    served = Store()
+    served = disk_store()
     runner = CliRunner()
     with live_server(served, ServiceConfig(update_token=TOKEN)) as base:
         args = ["store", "import", str(path), "--endpoint", f"{base}/query"]
