@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.agent.aio import first_kgctl_error
-from kgctl.agent.ingest import Document, load_document
+from kgctl.agent.ingest import Document
 from kgctl.agent.llm import ChatClient, LLMSettings
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS, run_paper
 from kgctl.agent.search import DEFAULT_LAMBDA
@@ -166,15 +166,6 @@ def _report_step(pid: str, step: StepTrace, progress: Progress) -> None:
         if "cut_off" in step.endings:
             why += "; its replies were cut off at the reply budget (--max-tokens)"
         progress(pid, f"warning: step {step.step} {WARN_STATUSES[step.status]}: {why}")
-
-
-def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = ()
-                   ) -> list[Document]:
-    if supplementary and len(papers) != 1:
-        raise InputError("--supplementary needs exactly one paper")
-    if not papers:
-        raise InputError("give at least one paper (PDF, Markdown or text)")
-    return [load_document(p, supplementary=supplementary) for p in papers]
 
 
 # Pure functions

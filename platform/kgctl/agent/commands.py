@@ -130,7 +130,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
 
 
 def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
-    from kgctl.agent.batch import load_documents
+    from kgctl.agent.ingest import load_documents
 
     load_documents(papers, supplementary=supplementary)
 
@@ -147,8 +147,9 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
                    ir=None, **llm: Any) -> list:
     """Ingest, check the LLM settings, compile, then run the batch with a progress bar."""
     from kgctl.agent.aio import run_sync
-    from kgctl.agent.batch import BatchOptions, extract_batch, load_documents
+    from kgctl.agent.batch import BatchOptions, extract_batch
     from kgctl.agent.demo import compile_all
+    from kgctl.agent.ingest import load_documents
     from kgctl.compiler.plan import compile_plan, load_hints
 
     documents = load_documents(papers, supplementary=supplementary)

@@ -206,3 +206,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = ()
+                   ) -> list[Document]:
+    if supplementary and len(papers) != 1:
+        raise InputError("--supplementary needs exactly one paper")
+    if not papers:
+        raise InputError("give at least one paper (PDF, Markdown or text)")
+    return [load_document(p, supplementary=supplementary) for p in papers]

@@ -23,14 +23,16 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgctl.agent.answers import normal_call, window_from
 from kgctl.errors import KgctlError
+
+if TYPE_CHECKING:
+    import openai
 
 ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
@@ -168,6 +170,8 @@ class ChatClient:
     """Chat completions with tools; one instance per run (shares the HTTP connection pool)."""
 
     def __init__(self, settings: LLMSettings) -> None:
+        import openai  # loaded when a run starts: `kgctl extract` answers usage errors at once
+
         self.settings = settings
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
@@ -183,6 +187,8 @@ class ChatClient:
     async def complete(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]]
     ) -> ChatResult:
+        import openai
+
         retries, max_tokens = 0, self.settings.max_tokens
         while True:
             try:
@@ -296,6 +302,8 @@ def _status_message(settings: LLMSettings, exc: openai.APIStatusError) -> str:
 
 
 def _describe(exc: Exception | str) -> str:
+    import openai
+
     if isinstance(exc, str):
         return exc
     if isinstance(exc, openai.APIStatusError):

@@ -23,11 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp_types import TextContent, Tool
+from typing import TYPE_CHECKING, Any
 
 from kgctl.agent.budget import estimate, paper_pieces, piece_budget, shrunk_budget
 from kgctl.agent.ingest import Document, Section
@@ -44,6 +40,10 @@ from kgctl.agent.toolcalls import calls_in_text
 from kgctl.agent.tools import AGENT_TOOLS, REVIEW_TOOL, SEARCH_TOOL
 from kgctl.agent.trace import AgentTrace, Ending, StepTrace, ToolCallRecord
 from kgctl.compiler.plan import Plan, PlanStep
+
+if TYPE_CHECKING:  # the MCP SDK loads when a paper is extracted, not for a usage error
+    from mcp import Client
+    from mcp_types import Tool
 
 DEFAULT_MAX_ITERATIONS = 24  # model turns per conversation of a plan step
 VERIFY_ITERATIONS = 8  # model turns of a verification pass
@@ -273,6 +273,9 @@ Outcome = tuple[dict[str, Any] | None, bool, str, dict[str, Any] | None, str]
 
 async def _call_tool(tools: Client, name: str, raw: str, *, allowed: set[str]) -> Outcome:
     """(parsed arguments, is_error, text for the model, structured content, raw arguments)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import TextContent
+
     arguments = parse_arguments(raw)
     if name not in allowed:
         envelope = feedback_envelope(

@@ -7,14 +7,16 @@ evidence (from the store's provenance) for the verification pass. Neither writes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.agent.ingest import Document
 from kgctl.agent.search import DEFAULT_K, DEFAULT_LAMBDA, Hit, PassageIndex
 from kgctl.store.base import Evidence, GraphStore
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 SEARCH_TOOL = "search_paper"
 REVIEW_TOOL = "review_writes"
