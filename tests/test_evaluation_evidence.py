@@ -65,7 +65,7 @@ def _extract(tmp_path: Path) -> tuple[Path, Path]:
                                           "--base-url", fake.base_url, "--json"],
                                     env={"OPENAI_API_KEY": "k"})
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)[0]["accepted"] == 3
+    assert json.loads(result.stdout)[0]["accepted"] == 3  # warnings go to stderr
     return store, paper
 
 
