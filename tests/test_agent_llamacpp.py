@@ -67,11 +67,9 @@ def test_a_one_paragraph_paper_against_llama_cpp(tmp_path: Path, llama_url: str)
     assert [s.step for s in trace.steps] == [s.id for s in full_plan().steps]
     for step in trace.steps:
         assert step.context_window == server.CONTEXT  # read from the server
-        assert step.status in ("empty", "too_large"), (step.step, step.status, step.error)
+        # every step of the compiled plan fits the 8k window: it ran and wrote nothing
+        assert step.status == "empty", (step.step, step.status, step.error)
         assert step.accepted == 0 and step.fixed_tokens
-        if step.status == "too_large":
-            assert step.usage.requests == 0 and "does not fit" in (step.error or "")
-        else:
-            assert step.usage.requests >= 1 and step.usage.prompt_tokens > 0
+        assert step.usage.requests >= 1 and step.usage.prompt_tokens > 0
     log = (server.cache_dir() / "server.log").read_text(errors="replace")
     assert "exceeds the available context size" not in log
