@@ -321,6 +321,7 @@ def _record(step: str, iteration: int, call_id: str, name: str, outcome: Outcome
 def function_spec(tool: Tool) -> dict[str, Any]:
     """An MCP tool as an OpenAI function specification.
 
+    >>> from mcp_types import Tool
     >>> spec = function_spec(Tool(name="t", description="d", input_schema={"type": "object"}))
     >>> spec["function"]["name"], spec["function"]["parameters"]
     ('t', {'type': 'object'})
