@@ -2,7 +2,8 @@
 
 Each name is tried as written, then as its abbreviation's expansion, without a trailing
 bracketed abbreviation ("5-ethoxy isophthalic acid (5-EIA)"), without the brackets of a
-leading substituent ("(2,4,6-trimethylbenzene)-1,3,5-triacetic acid"), and with a space before a
+leading substituent ("(2,4,6-trimethylbenzene)-1,3,5-triacetic acid"), with "bi(" read as the
+multiplier "bis(", and with a space before a
 parent name closed up ("5-ethoxy isophthalic acid" -> "5-ethoxyisophthalic acid"). The names
 then vote: the structure most names parse to wins, ties going to the name with more primed
 locants (``2,2'-bipyridine`` says more than ``2,2-bipyridine``). How many names agree is part of
@@ -23,6 +24,7 @@ from kgctl.grounding.abbreviations import expansions
 PRIMES = "'′″‴"
 _TRAILING_ABBREVIATION = re.compile(r"\s*\([^()]*\)\s*$")
 _BRACKETED_LEAD = re.compile(r"^\(([^()]+)\)-(?=\d)")
+_BI_BRACKET = re.compile(r"(?<=[\d,-])bi(?=\()")  # "1,4-bi(...)": the multiplier "bis"
 _SPACED_PARENT = re.compile(r"(?<=[a-z\d\)\]])\s+(?=[a-z][a-z]+ic acid\b)")
 
 
@@ -47,6 +49,8 @@ def variants(name: str) -> tuple[str, ...]:
     ('5-ethoxy isophthalic acid (5-EIA)', '5-ethoxy isophthalic acid', '5-ethoxyisophthalic acid')
     >>> variants("(2,4,6-trimethylbenzene)-1,3,5-triacetic acid")[-1]
     '2,4,6-trimethylbenzene-1,3,5-triacetic acid'
+    >>> variants("1,4-bi(1H-pyrazol-4-yl)benzene")[-1]
+    '1,4-bis(1H-pyrazol-4-yl)benzene'
     >>> variants("H2BDC")
     ('H2BDC', 'terephthalic acid')
     """
@@ -55,6 +59,7 @@ def variants(name: str) -> tuple[str, ...]:
     found.append(bare)
     found.append(_SPACED_PARENT.sub("", bare))
     found.append(_BRACKETED_LEAD.sub(r"\1-", bare))
+    found.append(_BI_BRACKET.sub("bis", bare))
     return tuple(dict.fromkeys(v for v in found if v))
 
 
