@@ -8,6 +8,7 @@ triples and the call record in one `store.write` and keep the paper index curren
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -146,7 +147,7 @@ class Instantiator:
             draft.changed.append(container)
             order_arg = spec.args[1]
             check_order(draft, container, spec.via or "", spec.order_property or "",
-                             args.get(order_arg.name), order_arg.name)
+                        args.get(order_arg.name), order_arg.name)
         draft.fill(node, cls, fields_for(self.ir, spec, cls), given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
@@ -219,7 +220,7 @@ class Instantiator:
             container = container_of(draft, entity, rule)
             if container is not None:
                 check_order(draft, container, rule.member_property, prop, value, "value",
-                                 moving=entity)
+                            moving=entity)
         for i, item in enumerate(draft.values(arg, value, "value")):
             draft.value(entity, cls, arg, item, f"value[{i}]" if arg.many else "value")
 
@@ -227,9 +228,7 @@ class Instantiator:
     def _check_axioms(self, draft: Draft) -> None:
         """OWL restrictions of what the call creates or changes, and the restrictions on
         inverse properties of the entities it links to."""
-        def linked_by(node: str, prop: str) -> list[str]:
-            return linking(draft, node, prop)
-
+        linked_by = partial(linking, draft)
         touched = list(dict.fromkeys([*draft.created, *draft.changed]))
         for node in touched:
             check_entity(draft, self._rules, node, new=node in draft.created, incoming=linked_by)
