@@ -97,8 +97,8 @@ def step_call(synthesis: str, step_type: str, step: dict[str, Any], *,
     return f"create_{snake_type(step_type)}", args
 
 
-
 def device_args(group: dict[str, Any]) -> dict[str, Any]:
+    """The instrument arguments of a characterisation session from a ground-truth device group."""
     out: dict[str, Any] = {}
     for key, arg in DEVICES.items():
         device = group.get(key) or {}
@@ -115,10 +115,14 @@ def device_args(group: dict[str, Any]) -> dict[str, Any]:
 
 
 def cbu_count(mop: dict[str, Any]) -> int:
+    """How many CBUs a MOP record numbers (cbuFormula1, cbuFormula2, ...).
+
+    >>> cbu_count({"cbuFormula1": "a", "cbuFormula2": "b", "cbuFormulaX": "c"})
+    2
+    """
     numbers = [int(k.removeprefix("cbuFormula")) for k in mop
                if k.startswith("cbuFormula") and k.removeprefix("cbuFormula").isdigit()]
     return max(numbers, default=0)
-
 
 
 def ccdc_key(number: str) -> str:
