@@ -94,7 +94,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
     \b
     Examples:
       OPENAI_BASE_URL=http://127.0.0.1:11434/v1 KGCTL_MODEL=qwen2.5 kgctl extract paper.pdf
-      kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store kg
+      kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store rebuilt
       kgctl extract paper.pdf --ontology sosa.ttl --no-profile
     """
     ir = ir_from_options(llm)
