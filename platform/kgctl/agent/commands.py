@@ -33,6 +33,17 @@ DEMO_DIR = Path("kgctl-demo")
 _err = Console(stderr=True)
 
 
+def _tool_server_option(_ctx: click.Context, _param: click.Parameter,
+                        values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name.strip() or not url.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=URL or NAME=off")
+        out[name.strip()] = url.strip()
+    return out
+
+
 def llm_options(func):
     """Options shared by every command that talks to an LLM."""
     options = [
@@ -58,6 +69,11 @@ def llm_options(func):
                      help="papers extracted in parallel."),
         click.option("--plan-hints", type=click.Path(path_type=Path),
                      help="YAML with extra section-title words to read per plan step."),
+        click.option("--tool-server", "tool_servers", multiple=True, metavar="NAME=URL",
+                     callback=_tool_server_option,
+                     help="reach the external tool server NAME of the ontology's profiles "
+                          "(e.g. chemistry) at URL (streamable HTTP) instead of starting it; "
+                          "NAME=off runs without it (repeatable)."),
         click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=DEFAULT_LAMBDA,
                      show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
         click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "
@@ -149,6 +165,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
     from kgctl.agent.aio import run_sync
     from kgctl.agent.batch import BatchOptions, extract_batch
     from kgctl.agent.demo import compile_all
+    from kgctl.agent.external import check_overrides
     from kgctl.agent.ingest import load_documents
     from kgctl.compiler.plan import compile_plan, load_hints
 
@@ -158,9 +175,10 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
     _compiled, (ir, surface), plan = compile_all(ir)
     if llm["plan_hints"]:
         plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
+    check_overrides(plan, llm["tool_servers"])
     options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
                            feedback=not llm["no_feedback"], max_iterations=llm["max_iterations"],
-                           lam=llm["lam"], replace=replace)
+                           lam=llm["lam"], replace=replace, tool_servers=llm["tool_servers"])
     with _progress() as bar:
         task = bar.add_task("extracting", total=len(documents))
 
