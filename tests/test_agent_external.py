@@ -240,3 +240,25 @@ def test_the_cbu_step_derives_building_units_with_the_chemistry_server(tmp_path:
     [with_tool] = [r for r in fake.requests if "derive_building_units" in _offered(r)
                    and len(r["messages"]) == 2]
     assert "call derive_building_units" in with_tool["messages"][0]["content"]
+
+
+def test_without_java_the_cbu_step_runs_without_chemistry(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chemistry server as it starts where Java is missing (no PATH to it): its probe is
+    refused, the run says so once and goes on without derive_building_units."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    paper = DATA / "agent" / "paper.md"
+    with FakeLLM([], default=_derive_then_write) as fake:
+        result = CliRunner().invoke(cli, [
+            "extract", str(paper), "--store", str(tmp_path / "store"), "--out",
+            str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url])
+    assert result.exit_code == 1, result.output  # this scripted model writes only CBUs
+    warnings = [line for line in result.stderr.splitlines() if "not available" in line]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "warning: tool server chemistry is not available ("), result.stderr
+    trace = AgentTrace.load(tmp_path / "runs" / "paper.trace.json")
+    assert trace.status == "complete" and len(trace.steps) == 5
+    if _chemistry_missing() in (None, "Java is not installed (OPSIN needs it)"):
+        assert trace.unavailable == {"chemistry": "Java is not installed (OPSIN needs Java 8 "
+                                                  "or later)"}
+    assert not any("derive_building_units" in _offered(r) for r in fake.requests)
