@@ -98,6 +98,13 @@ def test_a_profile_binds_external_tools_to_the_steps_that_create_a_class(tmp_pat
                    "      - {classes: [dop:Dopant], tools: [t], prompt: p}\n", encoding="utf-8")
     with pytest.raises(OntologyError, match=r"bad.profile.yaml:5: an offer needs 'tokens'"):
         load_ir([DOPING], profile_paths=[bad])
+    bad.write_text("tool_servers:\n  x:\n    command: run-x\n    offer:\n"
+                   "      - {classes: [dop:Dopant], tools: [create_dopant], tokens: 9, "
+                   "prompt: p}\n",
+                   encoding="utf-8")
+    with pytest.raises(OntologyError, match=r"bad.profile.yaml:5: tool 'create_dopant' of tool "
+                       r"server 'x' has the name of a compiled tool"):
+        compile_plan(load_ir([DOPING], profile_paths=[bad]))
 
 
 def test_the_agent_calls_an_external_tool_and_writes_its_result(tmp_path: Path) -> None:

@@ -53,10 +53,6 @@ class ToolServers:
         return [name for e in step.external if e.server in self.sessions
                 for name in e.tools if self.server_of.get(name) == e.server]
 
-    def session(self, tool: str) -> Client | None:
-        server = self.server_of.get(tool)
-        return self.sessions[server] if server else None
-
 
 def check_overrides(plan: Plan, urls: Mapping[str, str]) -> None:
     """A `--tool-server` name must be a server of the plan."""

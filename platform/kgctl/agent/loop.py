@@ -68,8 +68,13 @@ class _Run:
     def spec(self, name: str) -> dict[str, Any]:
         return function_spec(self.listing.get(name) or self.servers.listing[name])
 
+    def server(self, name: str) -> str | None:
+        """The external server of a tool (None: the paper's own tools, which win a clash)."""
+        return None if name in self.listing else self.servers.server_of.get(name)
+
     def session(self, name: str) -> Client:
-        return self.servers.session(name) or self.tools
+        server = self.server(name)
+        return self.servers.sessions[server] if server else self.tools
 
     @property
     def reply(self) -> int:
@@ -326,7 +331,7 @@ def _record(step: str, iteration: int, call_id: str, name: str, outcome: Outcome
     """The trace record of a call; the agent's own tools and external tools are `local` (they
     write nothing to the graph)."""
     arguments, is_error, text, structured, raw = outcome
-    server = run.servers.server_of.get(name)
+    server = run.server(name)
     return ToolCallRecord(
         step=step, iteration=iteration, call_id=call_id, tool=name, raw_arguments=raw,
         arguments=arguments, is_error=is_error, result=text, structured=structured,

@@ -35,7 +35,7 @@ from kgctl.compiler.naming import local_name, snake
 from kgctl.compiler.prompts import SYSTEM_PROMPT, step_prompt, verification_rules
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.compiler.tools import compile_tools
-from kgctl.errors import InputError
+from kgctl.errors import InputError, OntologyError
 from kgctl.ontology.ir import OntologyIR, ToolServerInfo
 from kgctl.tokens import count_tokens
 
@@ -123,6 +123,7 @@ def compile_plan(
     """The plan of an IR: steps in tool-set order, each with its tools, prompt and rules."""
     surface = surface or compile_tools(ir)
     hints = hints or PlanHints()
+    _check_external(ir, surface)
     shared = [t for t in surface.tools if t.toolset in SHARED_TOOLSETS]
     repair = [t for t in surface.tools if t.toolset == REPAIR_TOOLSET]
     # what every turn of a step sends besides its own tools and prompt
@@ -222,6 +223,16 @@ def _external(ir: OntologyIR, tools: list[ToolSpec]) -> tuple[ExternalTools, ...
                                prompt=offer.prompt)
                  for server in ir.tool_servers for offer in server.offers
                  if written.intersection(offer.classes))
+
+
+def _check_external(ir: OntologyIR, surface: ToolSurface) -> None:
+    """An external tool may not take the name of a compiled tool (a call names one tool)."""
+    for server in ir.tool_servers:
+        for offer in server.offers:
+            for name in offer.tools:
+                if surface.get(name) is not None:
+                    raise OntologyError(f"{offer.source}: tool {name!r} of tool server "
+                                        f"{server.name!r} has the name of a compiled tool")
 
 
 def _inline(args: tuple[ArgSpec, ...]) -> list[ArgSpec]:
