@@ -177,7 +177,7 @@ def test_a_tool_server_option_must_name_a_server(tmp_path: Path) -> None:
         "error: --tool-server chem: the ontology's profiles name no such tool server "
         "(known: none)")
     assert malformed.exit_code == 2 and "expected NAME=URL or NAME=off" in malformed.output
-    assert fake.requests == []
+    assert fake.requests == [] and not (tmp_path / "store").exists()  # nothing made
 
 
 def _closed_port() -> int:

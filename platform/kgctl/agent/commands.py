@@ -119,6 +119,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
     if not replays:  # check papers and LLM settings before touching any store
         load_documents_checked(list(papers), supplementary)
         _settings(llm)
+        _check_tool_servers(ir, llm)
     store = _open_store(store_path, endpoint)
     try:
         if replays:
@@ -145,6 +146,13 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
                            "call tools (see docs/agent.md)")
 
 
+def _check_tool_servers(ir, llm: dict[str, Any]) -> None:
+    from kgctl.agent.external import check_overrides
+    from kgctl.ontology import default_ir
+
+    check_overrides((ir or default_ir()).tool_servers, llm["tool_servers"])
+
+
 def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
     from kgctl.agent.ingest import load_documents
 
@@ -165,7 +173,6 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
     from kgctl.agent.aio import run_sync
     from kgctl.agent.batch import BatchOptions, extract_batch
     from kgctl.agent.demo import compile_all
-    from kgctl.agent.external import check_overrides
     from kgctl.agent.ingest import load_documents
     from kgctl.compiler.plan import compile_plan, load_hints
 
@@ -175,7 +182,6 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
     _compiled, (ir, surface), plan = compile_all(ir)
     if llm["plan_hints"]:
         plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
-    check_overrides(plan, llm["tool_servers"])
     options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
                            feedback=not llm["no_feedback"], max_iterations=llm["max_iterations"],
                            lam=llm["lam"], replace=replace, tool_servers=llm["tool_servers"])
@@ -281,6 +287,7 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
     store_path = workdir / "store"
     if use_llm:
         _settings(llm)  # say what to set before creating anything
+        _check_tool_servers(ir, llm)
     found = bundled_traces(traces) if not use_llm else None
     workdir.mkdir(parents=True, exist_ok=True)
     store = EmbeddedStore(store_path)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,9 +54,9 @@ class ToolServers:
                 for name in e.tools if self.server_of.get(name) == e.server]
 
 
-def check_overrides(plan: Plan, urls: Mapping[str, str]) -> None:
-    """A `--tool-server` name must be a server of the plan."""
-    known = sorted(s.name for s in plan.tool_servers)
+def check_overrides(servers: Sequence[ToolServerInfo], urls: Mapping[str, str]) -> None:
+    """A `--tool-server` name must be one of the servers (of an IR or a plan)."""
+    known = sorted(s.name for s in servers)
     for name in urls:
         if name not in known:
             raise InputError(f"--tool-server {name}: the ontology's profiles name no such tool "
@@ -68,7 +68,7 @@ async def tool_servers(plan: Plan, *, urls: Mapping[str, str] | None = None
                        ) -> AsyncIterator[ToolServers]:
     """Reach and probe every server the plan's steps use; closed on exit."""
     urls = urls or {}
-    check_overrides(plan, urls)
+    check_overrides(plan.tool_servers, urls)
     used = {e.server for step in plan.steps for e in step.external}
     found = ToolServers()
     async with AsyncExitStack() as stack:
