@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from agent_helpers import FakeLLM, Reply, tool_messages
 from click.testing import CliRunner
+from mcp_helpers import http_server
 
 from kgctl.agent.trace import AgentTrace
 from kgctl.cli import cli
@@ -215,15 +217,21 @@ def _derive_then_write(request: dict) -> Reply:
     return Reply(content="done")
 
 
-def test_the_cbu_step_derives_building_units_with_the_chemistry_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_cbu_step_derives_building_units_with_the_chemistry_server(tmp_path: Path,
+                                                                      transport: str) -> None:
+    """stdio: the agent starts `kgctl chem mcp`; http: it connects to a running one."""
     missing = _chemistry_missing()
     if missing:
         pytest.skip(missing)
     paper = DATA / "agent" / "paper.md"
-    with FakeLLM([], default=_derive_then_write) as fake:
+    with ExitStack() as stack:
+        extra = [] if transport == "stdio" else [
+            "--tool-server", f"chemistry={stack.enter_context(http_server(['chem', 'mcp']))}"]
+        fake = stack.enter_context(FakeLLM([], default=_derive_then_write))
         result = CliRunner().invoke(cli, [
             "extract", str(paper), "--store", str(tmp_path / "store"), "--out",
-            str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url])
+            str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url, *extra])
     assert result.exit_code == 0, result.output
     assert "not available" not in result.stderr
     trace = AgentTrace.load(tmp_path / "runs" / "paper.trace.json")
