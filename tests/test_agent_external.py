@@ -146,10 +146,13 @@ def test_the_agent_calls_an_external_tool_and_writes_its_result(tmp_path: Path) 
         store.close()
 
 
-@pytest.mark.parametrize("how", ["probe refused", "unreachable", "off"])
+@pytest.mark.parametrize("how", ["probe refused", "unreachable", "off", "tool missing"])
 def test_without_the_server_the_step_runs_without_its_tools(tmp_path: Path, how: str) -> None:
     profile = _profile(tmp_path, refuse=how == "probe refused")
-    extra = {"probe refused": [], "off": ["--tool-server", "symbols=off"],
+    if how == "tool missing":  # a server of another version
+        profile.write_text(profile.read_text(encoding="utf-8").replace(
+            "tools: [element_symbol]", "tools: [element_symbol, element_mass]"), encoding="utf-8")
+    extra = {"probe refused": [], "tool missing": [], "off": ["--tool-server", "symbols=off"],
              "unreachable": ["--tool-server", f"symbols=http://127.0.0.1:{_closed_port()}/mcp"]}
     with FakeLLM([], default=_symbol_then_dopant) as fake:
         result, trace = _extract(tmp_path, fake, "--ontology", str(DOPING), "--profile",
@@ -158,11 +161,12 @@ def test_without_the_server_the_step_runs_without_its_tools(tmp_path: Path, how:
     warnings = [line for line in result.stderr.splitlines() if "not available" in line]
     assert len(warnings) == 1, result.stderr  # said once
     assert warnings[0].startswith("warning: tool server symbols is not available (")
-    assert warnings[0].endswith("); the plan steps run without element_symbol")
+    assert warnings[0].endswith("); the plan steps run without element_symbol" + (
+        ", element_mass" if how == "tool missing" else ""))
     assert "Traceback" not in result.output
     why = trace.unavailable["symbols"]
     assert {"probe refused": "the element table is not installed", "off": "switched off",
-            "unreachable": ""}[how] in why
+            "unreachable": "", "tool missing": "it offers no tool element_mass"}[how] in why
     for request in fake.requests:
         assert "element_symbol" not in _offered(request)
         assert "element_symbol gives it" not in request["messages"][0]["content"]

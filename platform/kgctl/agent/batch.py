@@ -102,8 +102,8 @@ async def extract_batch(
     try:
         async with tool_servers(plan, urls=options.tool_servers) as servers:
             for name, why in servers.unavailable.items():
-                tools = sorted({t for step in plan.steps for e in step.external
-                                if e.server == name for t in e.tools})
+                tools = dict.fromkeys(t for step in plan.steps for e in step.external
+                                      if e.server == name for t in e.tools)
                 report("", f"warning: tool server {name} is not available ({why}); the plan "
                            f"steps run without {', '.join(tools)}")
 

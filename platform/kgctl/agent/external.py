@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 OFF = "off"  # `--tool-server NAME=off`: run without that server
 KGCTL = "kgctl"  # a command naming kgctl runs this installation's kgctl
-REQUEST_TIMEOUT_S = 300.0  # a server that answers nothing for this long is down
+REQUEST_TIMEOUT_S = 120.0  # a server that answers nothing for this long is down (a JVM
+# starting on a busy machine takes up to a minute)
 MAX_REASON_CHARS = 300
 
 
@@ -50,8 +51,7 @@ class ToolServers:
 
     def offered(self, step: PlanStep) -> list[str]:
         """The step's external tools this run can call."""
-        return [name for e in step.external if e.server in self.sessions
-                for name in e.tools if self.server_of.get(name) == e.server]
+        return [name for e in step.external if e.server in self.sessions for name in e.tools]
 
 
 def check_overrides(servers: Sequence[ToolServerInfo], urls: Mapping[str, str]) -> None:
@@ -84,6 +84,9 @@ async def tool_servers(plan: Plan, *, urls: Mapping[str, str] | None = None
                 client = await inner.enter_async_context(_client(info, urls.get(info.name),
                                                                   errlog))
                 tools = {t.name: t for t in (await client.list_tools()).tools}
+                missing = [n for o in info.offers for n in o.tools if n not in tools]
+                if missing:
+                    raise _ProbeFailed(f"it offers no tool {', '.join(missing)}")
                 await _probe(client, info)
             except Exception as exc:  # the server is left out, the run goes on
                 await _close_quietly(inner)
@@ -92,8 +95,7 @@ async def tool_servers(plan: Plan, *, urls: Mapping[str, str] | None = None
             stack.push_async_callback(inner.aclose)
             found.sessions[info.name] = client
             for name in (n for offer in info.offers for n in offer.tools):
-                if name in tools:
-                    found.listing[name], found.server_of[name] = tools[name], info.name
+                found.listing[name], found.server_of[name] = tools[name], info.name
         yield found
 
 
