@@ -149,12 +149,13 @@ class UnitAlias(Frozen):
 
 
 class ToolOffer(Frozen):
-    """Profile: tools of an external MCP server offered in the plan steps that write `classes`."""
+    """Profile: tools of an external MCP server offered in the plan steps that create one of
+    `classes` (as their entity or inline)."""
 
     classes: tuple[str, ...]
     tools: tuple[str, ...]
     tokens: int  # what the tools' listing adds to a step's turn (tests check it on the server)
-    prompt: str  # how to use them, added to the step prompt
+    prompt: str  # how to use them, added to the step's system message
     source: Source
 
 
