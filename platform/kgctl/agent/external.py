@@ -18,6 +18,7 @@ trace but write nothing and are never replayed.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -110,7 +111,9 @@ def _client(info: ToolServerInfo, url: str | None, errlog: Any) -> Client:
     if url:
         return Client(url, read_timeout_seconds=REQUEST_TIMEOUT_S)
     command = launch(info.command)
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    # the whole environment (the SDK passes only a few variables): a server of this run may
+    # need what kgctl does (PYTHONPATH, KGCTL_*, JAVA_HOME)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     return Client(stdio_client(params, errlog=errlog), read_timeout_seconds=REQUEST_TIMEOUT_S)
 
 
