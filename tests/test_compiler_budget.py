@@ -3,7 +3,9 @@ deterministic, so this is a plain test, not a timing)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 
 import anyio
 import pytest
@@ -147,8 +149,10 @@ def test_external_tools_fit_the_tokens_their_profile_states() -> None:
             return servers
 
     servers = anyio.run(reach)
-    if servers.unavailable:
-        pytest.skip(f"tool servers not available: {servers.unavailable}")
+    installed = all(importlib.util.find_spec(m) for m in ("rdkit", "py2opsin"))
+    if servers.unavailable and not (installed and shutil.which("java")):
+        pytest.skip(f"chemistry is not installed: {servers.unavailable}")
+    assert servers.unavailable == {}  # installed: a renamed tool must not hide here
     offers = [e for step in plan.steps for e in step.external]
     assert len(offers) == 1  # the chemistry tools of the CBU step
     for offer in offers:
