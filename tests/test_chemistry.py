@@ -44,8 +44,11 @@ def test_one_process_answers_many_names_and_refuses_what_is_no_name(opsin):
 def test_names_vote_and_primed_locants_break_ties(opsin):
     result = resolve(opsin, ["2,2-bipyridine-5,5-dicarboxylic acid",
                              "2,2'-bipyridine-5,5'-dicarboxylic acid", "H2bpydc"])
-    assert result.structure.smiles == "O=C(O)c1ccc(-c2ccc(C(=O)O)cn2)nc1"
-    assert result.agreeing == ("2,2'-bipyridine-5,5'-dicarboxylic acid",)
+    assert result.structure.smiles == "O=C(O)c1ccc(-c2ccc(C(=O)O)cn2)nc1"  # primes restored
+    assert len(result.agreeing) == 2 and {p.parsed for p in result.parsed} == {
+        "2,2'-bipyridine-5,5'-dicarboxylic acid"}
+    tie = resolve(opsin, ["benzoic acid", "2,2'-bithiophene"])  # one vote each
+    assert tie.agreeing == ("2,2'-bithiophene",)
     both = resolve(opsin, ["H2BDC", "1,4-benzenedicarboxylic acid"])
     assert both.structure.formula == "C8H6O4" and len(both.agreeing) == 2
     assert resolve(opsin, ["not a chemical"]).structure is None

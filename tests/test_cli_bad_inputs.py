@@ -121,11 +121,13 @@ CASES: list[tuple[str, list[str]]] = [
                                      "--limit", "5"]),
     ("ground unknown paper", ["ground", "--store", "{store}", "--paper", "nope",
                               "--reference", "{tmp}/a_folder"]),
+    ("store papers on a folder of other files", ["store", "papers", "--store", "{tmp}"]),
 ]
 SERVER_CASES: list[tuple[str, list[str]]] = [
     ("mcp serve on a file store", ["mcp", "serve", "--store", "{tmp}/a_file"]),
     ("mcp serve on a bad endpoint", ["mcp", "serve", "--endpoint", "not a url"]),
     ("serve on a file store", ["serve", "--store", "{tmp}/a_file"]),
+    ("serve on a folder of other files", ["serve", "--store", "{tmp}"]),
 ]
 
 
@@ -196,4 +198,4 @@ def test_bad_input_to_a_server(folder, name, argv):
 
 def test_the_corpus_is_whole():
     """Guards against a filter silently dropping cases: the count is reported in the docs."""
-    assert len(CASES) + len(SERVER_CASES) == 48
+    assert len(CASES) + len(SERVER_CASES) == 50

@@ -3,9 +3,12 @@ deterministic, so this is a plain test, not a timing)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 
 import anyio
+import pytest
 from click.testing import CliRunner
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -129,3 +132,32 @@ def test_over_budget_is_reported_and_the_cli_exits_1(monkeypatch) -> None:
     result = CliRunner().invoke(cli, ["compile", "--budget"])
     assert result.exit_code == 1
     assert "over budget: core per turn" in result.output
+
+
+def test_external_tools_fit_the_tokens_their_profile_states() -> None:
+    """The profile states what a step's external tools cost (the compile cannot list another
+    server's tools); the real server's listing must fit that figure."""
+    from kgctl.agent.external import tool_servers
+
+    report, plan, _ = _report(default_ir())
+    cbu = next(s for s in report.steps if s.step == "ontosynthesis")
+    assert cbu.external_tokens == 200
+    assert cbu.per_turn == cbu.tool_tokens + cbu.system_tokens + 200 + CLIENT_RESERVE
+
+    async def reach():
+        async with tool_servers(plan) as servers:
+            return servers
+
+    servers = anyio.run(reach)
+    installed = all(importlib.util.find_spec(m) for m in ("rdkit", "py2opsin"))
+    if servers.unavailable and not (installed and shutil.which("java")):
+        pytest.skip(f"chemistry is not installed: {servers.unavailable}")
+    assert servers.unavailable == {}  # installed: a renamed tool must not hide here
+    offers = [e for step in plan.steps for e in step.external]
+    assert len(offers) == 1  # the chemistry tools of the CBU step
+    for offer in offers:
+        listed = [servers.listing[name] for name in offer.tools]
+        entries = [{"name": t.name, "description": t.description,
+                    "inputSchema": t.input_schema} for t in listed]
+        assert sum(count_tokens(json.dumps(e, ensure_ascii=False)) for e in entries
+                   ) <= offer.tokens

@@ -104,4 +104,4 @@ def test_every_bad_case_is_exercised(tmp_path):
 
 def test_help_has_an_example():
     result = run("--help")
-    assert result.exit_code == 0 and "Example: kgctl compile" in result.output
+    assert result.exit_code == 0 and "Examples:\n    kgctl compile " in result.output

@@ -3,7 +3,9 @@
 Each worker owns one paper at a time and writes only that paper's graph (through its own MCP
 session). A paper whose trace says "complete" is skipped on the next run; a paper whose run was
 interrupted (trace "running" or "failed") has its partial graph dropped and is redone. A graph
-that exists without a trace of ours is never touched unless ``replace`` is given.
+that exists without a trace of ours is never touched unless ``replace`` is given. The external
+tool servers the plan's steps use are reached once for the whole batch; one that is not
+available is named once, and the papers run without its tools.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.agent.aio import first_kgctl_error
+from kgctl.agent.external import ToolServers, tool_servers
 from kgctl.agent.ingest import Document
 from kgctl.agent.llm import ChatClient, LLMSettings
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS, run_paper
@@ -62,6 +65,7 @@ class BatchOptions(BaseModel):
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     lam: float = DEFAULT_LAMBDA
     replace: bool = False
+    tool_servers: dict[str, str] = {}  # server name -> URL or "off" (default: its command)
 
 
 Progress = Callable[[str, str], None]  # (paper id, what happened)
@@ -95,14 +99,21 @@ async def extract_batch(
         report("", "warning: the model server does not say its context window; give "
                    "--context-window N so that the paper is shown in pieces that fit")
 
-    async def one(document: Document) -> PaperSummary:
-        async with gate:
-            return await _extract_one(document, ir=ir, surface=surface, plan=plan, store=store,
-                                      chat=chat, options=options, progress=report,
-                                      window=window)
-
     try:
-        return list(await asyncio.gather(*(one(d) for d in documents)))
+        async with tool_servers(plan, urls=options.tool_servers) as servers:
+            for name, why in servers.unavailable.items():
+                tools = dict.fromkeys(t for step in plan.steps for e in step.external
+                                      if e.server == name for t in e.tools)
+                report("", f"warning: tool server {name} is not available ({why}); the plan "
+                           f"steps run without {', '.join(tools)}")
+
+            async def one(document: Document) -> PaperSummary:
+                async with gate:
+                    return await _extract_one(document, ir=ir, surface=surface, plan=plan,
+                                              store=store, chat=chat, options=options,
+                                              progress=report, window=window, servers=servers)
+
+            return list(await asyncio.gather(*(one(d) for d in documents)))
     finally:
         await chat.close()
 
@@ -110,7 +121,7 @@ async def extract_batch(
 async def _extract_one(
     document: Document, *, ir: OntologyIR, surface: ToolSurface, plan: Plan,
     store: GraphStore, chat: ChatClient, options: BatchOptions, progress: Progress,
-    window: int | None,
+    window: int | None, servers: ToolServers,
 ) -> PaperSummary:
     pid = document.paper_id
     path = trace_path(options.out_dir, pid)
@@ -132,6 +143,7 @@ async def _extract_one(
                 document, plan, tools=client, chat=chat, trace_path=path,
                 max_iterations=options.max_iterations, feedback=options.feedback,
                 on_step=lambda step: _report_step(pid, step, progress), context_window=window,
+                servers=servers,
             )
     except Exception as exc:  # a kgctl error, possibly inside the session's exception group
         error = exc if isinstance(exc, KgctlError) else (

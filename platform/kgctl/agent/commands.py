@@ -33,6 +33,17 @@ DEMO_DIR = Path("kgctl-demo")
 _err = Console(stderr=True)
 
 
+def _tool_server_option(_ctx: click.Context, _param: click.Parameter,
+                        values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name.strip() or not url.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=URL or NAME=off")
+        out[name.strip()] = url.strip()
+    return out
+
+
 def llm_options(func):
     """Options shared by every command that talks to an LLM."""
     options = [
@@ -58,6 +69,11 @@ def llm_options(func):
                      help="papers extracted in parallel."),
         click.option("--plan-hints", type=click.Path(path_type=Path),
                      help="YAML with extra section-title words to read per plan step."),
+        click.option("--tool-server", "tool_servers", multiple=True, metavar="NAME=URL",
+                     callback=_tool_server_option,
+                     help="reach the external tool server NAME of the ontology's profiles "
+                          "(e.g. chemistry) at URL (streamable HTTP) instead of starting it; "
+                          "NAME=off runs without it (repeatable)."),
         click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=DEFAULT_LAMBDA,
                      show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
         click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "
@@ -94,7 +110,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
     \b
     Examples:
       OPENAI_BASE_URL=http://127.0.0.1:11434/v1 KGCTL_MODEL=qwen2.5 kgctl extract paper.pdf
-      kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store kg
+      kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store rebuilt
       kgctl extract paper.pdf --ontology sosa.ttl --no-profile
     """
     ir = ir_from_options(llm)
@@ -103,6 +119,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
     if not replays:  # check papers and LLM settings before touching any store
         load_documents_checked(list(papers), supplementary)
         _settings(llm)
+        _check_tool_servers(ir, llm)
     store = _open_store(store_path, endpoint)
     try:
         if replays:
@@ -127,6 +144,13 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
         raise DataRejected(f"nothing extracted from {len(empty)} of {len(summaries)} papers "
                            f"({', '.join(empty)}): no tool call was accepted; the model must "
                            "call tools (see docs/agent.md)")
+
+
+def _check_tool_servers(ir, llm: dict[str, Any]) -> None:
+    from kgctl.agent.external import check_overrides
+    from kgctl.ontology import default_ir
+
+    check_overrides((ir or default_ir()).tool_servers, llm["tool_servers"])
 
 
 def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
@@ -160,7 +184,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
         plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
     options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
                            feedback=not llm["no_feedback"], max_iterations=llm["max_iterations"],
-                           lam=llm["lam"], replace=replace)
+                           lam=llm["lam"], replace=replace, tool_servers=llm["tool_servers"])
     with _progress() as bar:
         task = bar.add_task("extracting", total=len(documents))
 
@@ -263,6 +287,7 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
     store_path = workdir / "store"
     if use_llm:
         _settings(llm)  # say what to set before creating anything
+        _check_tool_servers(ir, llm)
     found = bundled_traces(traces) if not use_llm else None
     workdir.mkdir(parents=True, exist_ok=True)
     store = EmbeddedStore(store_path)

@@ -13,7 +13,9 @@ first turn with a smaller piece, later turns with older tool results elided; it 
 at worst, never the paper. A reply cut off at the reply budget is not an answer: its calls are
 not run and the model is told. After a step that wrote something and has verification rules,
 the agent is shown what it wrote (read from the store's provenance through the
-``review_writes`` tool) and may correct it.
+``review_writes`` tool) and may correct it. A step's external tools (another MCP server's, e.g.
+chemistry; `kgctl.agent.external`) are offered beside its own when their server is up, and
+their calls are routed to that server's session.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgctl.agent.budget import estimate, paper_pieces, piece_budget, shrunk_budget
+from kgctl.agent.external import ToolServers
 from kgctl.agent.ingest import Document, Section
 from kgctl.agent.llm import ChatClient, ChatResult, ContextOverflow, LLMError, StepError
 from kgctl.agent.messages import (
@@ -60,6 +63,18 @@ class _Run:
     chat: ChatClient
     listing: dict[str, Tool]
     window: int | None
+    servers: ToolServers
+
+    def spec(self, name: str) -> dict[str, Any]:
+        return function_spec(self.listing.get(name) or self.servers.listing[name])
+
+    def server(self, name: str) -> str | None:
+        """The external server of a tool (None: the paper's own tools, which win a clash)."""
+        return None if name in self.listing else self.servers.server_of.get(name)
+
+    def session(self, name: str) -> Client:
+        server = self.server(name)
+        return self.servers.sessions[server] if server else self.tools
 
     @property
     def reply(self) -> int:
@@ -77,16 +92,20 @@ async def run_paper(
     feedback: bool = True,
     on_step: StepCallback | None = None,
     context_window: int | None = None,
+    servers: ToolServers | None = None,
 ) -> AgentTrace:
     """Follow the plan on one paper; the trace is saved after every step and at the end. A step
-    that fails stays in the trace with what it did and used."""
+    that fails stays in the trace with what it did and used. `servers`: the external tool
+    servers of the run (none: the steps run without external tools)."""
+    servers = servers or ToolServers()
     trace = AgentTrace(
         paper_id=document.paper_id,
         model=chat.settings.model,
         base_url=chat.settings.base_url,
         feedback=feedback,
+        unavailable=dict(servers.unavailable),
     )
-    run = _Run(tools=tools, chat=chat, window=context_window,
+    run = _Run(tools=tools, chat=chat, window=context_window, servers=servers,
                listing={tool.name: tool for tool in (await tools.list_tools()).tools})
     try:
         for step in plan.steps:
@@ -118,9 +137,11 @@ async def run_paper(
 async def _run_step(trace: StepTrace, document: Document, plan: Plan, step: PlanStep,
                     run: _Run, max_iterations: int) -> None:
     offered = [name for name in (*step.tools, SEARCH_TOOL) if name in run.listing]
+    offered += run.servers.offered(step)
     trace.tools = offered
-    specs = [function_spec(run.listing[name]) for name in offered]
-    system = {"role": "system", "content": f"{plan.system_prompt}\n\n{step.prompt}"}
+    specs = [run.spec(name) for name in offered]
+    system = {"role": "system",
+              "content": plan.system_message(step, servers=set(run.servers.sessions))}
     header = step_header(document, step)
     fixed = await _size(run, [system, {"role": "user", "content": header}], specs)
     trace.fixed_tokens = fixed
@@ -182,10 +203,10 @@ async def _verify(trace: StepTrace, conversation: list[dict[str, Any]], plan: Pl
                   step: PlanStep, offered: list[str], run: _Run) -> None:
     review = await _call_tool(run.tools, REVIEW_TOOL, json.dumps({"tools": list(step.tools)}),
                               allowed={REVIEW_TOOL})
-    trace.calls.append(_record(step.id, 0, "review", REVIEW_TOOL, review, local=True))
+    trace.calls.append(_record(step.id, 0, "review", REVIEW_TOOL, review, run))
     _say(trace, conversation, {"role": "user", "content": verification_request(step, review[2])})
     repair = [n for n in plan.repair_tools if n in run.listing and n not in offered]
-    specs = [function_spec(run.listing[name]) for name in (*offered, *repair)]
+    specs = [run.spec(name) for name in (*offered, *repair)]
     try:
         trace.endings.append(await _converse(trace, conversation, specs, run, VERIFY_ITERATIONS))
     except ContextOverflow:
@@ -223,9 +244,8 @@ async def _converse(trace: StepTrace, conversation: list[dict[str, Any]],
             return "answered"
         for call in calls:
             name, raw = call["function"]["name"], call["function"].get("arguments") or ""
-            outcome = await _call_tool(run.tools, name, raw, allowed=offered)
-            trace.calls.append(_record(trace.step, turn, call["id"], name, outcome,
-                                       local=name in AGENT_TOOLS))
+            outcome = await _call_tool(run.session(name), name, raw, allowed=offered)
+            trace.calls.append(_record(trace.step, turn, call["id"], name, outcome, run))
             _say(trace, conversation,
                  {"role": "tool", "tool_call_id": call["id"], "content": outcome[2]})
     return "iteration_limit"
@@ -306,12 +326,16 @@ async def _call_tool(tools: Client, name: str, raw: str, *, allowed: set[str]) -
     return arguments, bool(result.is_error), text, structured, raw
 
 
-def _record(step: str, iteration: int, call_id: str, name: str, outcome: Outcome, *,
-            local: bool) -> ToolCallRecord:
+def _record(step: str, iteration: int, call_id: str, name: str, outcome: Outcome, run: _Run
+            ) -> ToolCallRecord:
+    """The trace record of a call; the agent's own tools and external tools are `local` (they
+    write nothing to the graph)."""
     arguments, is_error, text, structured, raw = outcome
+    server = run.server(name)
     return ToolCallRecord(
         step=step, iteration=iteration, call_id=call_id, tool=name, raw_arguments=raw,
-        arguments=arguments, is_error=is_error, result=text, structured=structured, local=local,
+        arguments=arguments, is_error=is_error, result=text, structured=structured,
+        local=name in AGENT_TOOLS or server is not None, server=server,
     )
 
 

@@ -38,7 +38,9 @@ class ToolCallRecord(BaseModel):
     is_error: bool
     result: str  # text content returned to the model
     structured: dict[str, Any] | None = None
-    local: bool = False  # answered by the agent (search, review), not a graph tool
+    # not a graph tool: answered by the agent (search, review) or by an external server
+    local: bool = False
+    server: str | None = None  # the external tool server that answered
 
 
 class StepTrace(BaseModel):
@@ -86,6 +88,7 @@ class AgentTrace(BaseModel):
     feedback: bool = True
     status: RunStatus = "running"
     error: str | None = None
+    unavailable: dict[str, str] = {}  # external tool servers left out of the run -> why
     steps: list[StepTrace] = []
 
     @property

@@ -7,7 +7,9 @@ The measure (tokenizer `kgctl.tokens.TOKENIZER`, o200k_base):
 - a plan step's fixed cost per turn is the cost of the tools it offers plus the tokens of its
   system message (the plan's system prompt, a blank line, the step prompt), i.e. what the
   agent sends on every model turn of that step before any paper text, plus CLIENT_RESERVE for
-  the client's own tools (evidence search);
+  the client's own tools (evidence search) and the tokens the profile states for the step's
+  external tools (tools of another MCP server, e.g. chemistry; their instructions are part of
+  the system message);
 - the verification pass of a step offers the step's tools plus the repair tools, and its
   request adds the step's verification rules.
 
@@ -51,7 +53,8 @@ class StepCost(_Frozen):
     tools: int  # number of compiled tools offered
     tool_tokens: int
     system_tokens: int
-    per_turn: int  # tool_tokens + system_tokens + CLIENT_RESERVE
+    external_tokens: int  # the step's external tools (the profile's figure)
+    per_turn: int  # tool_tokens + system_tokens + external_tokens + CLIENT_RESERVE
     verify_per_turn: int  # verification pass: + repair tools + the rules request
 
 
@@ -80,10 +83,11 @@ class BudgetReport(_Frozen):
                  f"{self.step_budget} per step and turn (incl. {self.client_reserve} for the "
                  "client's own tools)",
                  f"surface: {self.surface_tools} tools, {self.surface_tokens} tokens", "",
-                 f"{'step':<24}{'tools':>6}{'tool specs':>12}{'system':>8}{'per turn':>10}"
-                 f"{'verify':>8}"]
+                 f"{'step':<24}{'tools':>6}{'tool specs':>12}{'system':>8}{'external':>10}"
+                 f"{'per turn':>10}{'verify':>8}"]
         lines += [f"{s.step:<24}{s.tools:>6}{s.tool_tokens:>12}{s.system_tokens:>8}"
-                  f"{s.per_turn:>10}{s.verify_per_turn:>8}" for s in self.steps]
+                  f"{s.external_tokens:>10}{s.per_turn:>10}{s.verify_per_turn:>8}"
+                  for s in self.steps]
         return "\n".join(lines)
 
 
@@ -93,9 +97,9 @@ def tool_tokens(tool: ToolSpec) -> int:
                                     "inputSchema": tool.input_schema}, ensure_ascii=False))
 
 
-def system_message(plan: Plan, step_id: str) -> str:  # agent/loop.py builds it so
-    """The system message of one plan step, as the agent sends it."""
-    return f"{plan.system_prompt}\n\n{plan.step(step_id).prompt}"
+def system_message(plan: Plan, step_id: str) -> str:
+    """The system message of one plan step, as the agent sends it (external servers up)."""
+    return plan.system_message(plan.step(step_id))
 
 
 def plan_budget(plan: Plan, surface: ToolSurface, *, step_budget: int = STEP_BUDGET
@@ -108,9 +112,10 @@ def plan_budget(plan: Plan, surface: ToolSurface, *, step_budget: int = STEP_BUD
         system = count_tokens(system_message(plan, step.id))
         repair = _sum(cost, (n for n in plan.repair_tools if n not in step.tools))
         rules = count_tokens(step.verify)
-        per_turn = tools + system + CLIENT_RESERVE
+        external = sum(e.tokens for e in step.external)
+        per_turn = tools + system + external + CLIENT_RESERVE
         steps.append(StepCost(step=step.id, tools=len(step.tools), tool_tokens=tools,
-                              system_tokens=system, per_turn=per_turn,
+                              system_tokens=system, external_tokens=external, per_turn=per_turn,
                               verify_per_turn=per_turn + repair + rules))
     return BudgetReport(surface_tools=len(surface.tools), surface_tokens=sum(cost.values()),
                         steps=tuple(steps), step_budget=step_budget)

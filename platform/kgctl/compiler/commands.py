@@ -44,11 +44,15 @@ def command(
 
     Without ONTOLOGY, the bundled TWA T-Boxes (OntoSyn, OntoMOPs, OntoSpecies, OM-2) are used.
 
-    Example: kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
-    Example: kgctl compile --tools --json
-    Example: kgctl compile --plan
-    Example: kgctl compile --plan --budget
-    Example: kgctl compile battery.ttl --no-profile --imports catalog-v001.xml --tools
+    \b
+    Examples:
+      kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
+      kgctl compile --tools --json
+      kgctl compile --plan
+      kgctl compile --plan --budget
+      kgctl compile battery.ttl --no-profile --imports catalog-v001.xml --tools \\
+        --ignore-import https://w3id.org/emmo/1 \\
+        --ignore-import https://w3id.org/emmo/domain/electrochemistry
     """
     paths = list(ontologies) or default_ontology_paths()
     profile_paths = [] if no_profile else (list(profiles) or None)

@@ -7,9 +7,12 @@ its goal, what to read, the tools it may call (its own tool set, less the `add_`
 create tools take inline, plus linking and read tools; repair tools join in the verification
 pass), its prompt and its verification rules: the rules of its tools the schemas cannot show
 plus each class's `verify` text from the profile (e.g. what counts as a separate synthesis
-step). A step prompt gets the tokens the step budget leaves after its tools, the system prompt,
-the client reserve and the verification pass (`kgctl.compiler.budget`). Optional plan hints
-(YAML) add section-title words to read per step.
+step). A profile may bind tools of an external, read-only MCP server to the steps that create
+some of its classes (`tool_servers:`, e.g. chemistry for building units): the step lists them
+under `external` with how to use them, and the plan says how to reach each server. A step
+prompt gets the tokens the step budget leaves after its tools, the system prompt, the client
+reserve, its external tools and the verification pass (`kgctl.compiler.budget`). Optional plan
+hints (YAML) add section-title words to read per step.
 
 >>> from kgctl.ontology import default_ir
 >>> plan = compile_plan(default_ir())
@@ -30,10 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kgctl.compiler.budget import CLIENT_RESERVE, STEP_BUDGET, tool_tokens
 from kgctl.compiler.naming import local_name, snake
 from kgctl.compiler.prompts import SYSTEM_PROMPT, step_prompt, verification_rules
-from kgctl.compiler.spec import ToolSpec, ToolSurface
+from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 from kgctl.compiler.tools import compile_tools
-from kgctl.errors import InputError
-from kgctl.ontology.ir import OntologyIR
+from kgctl.errors import InputError, OntologyError
+from kgctl.ontology.ir import OntologyIR, ToolServerInfo
 from kgctl.tokens import count_tokens
 
 PLAN_FORMAT = "kgctl-plan/1"
@@ -62,6 +65,19 @@ class PlanHints(Frozen):
     read: dict[str, list[str]] = {}
 
 
+class ExternalTools(Frozen):
+    """Tools of an external server a step offers beside its own (they write nothing)."""
+
+    server: str  # a name in Plan.tool_servers
+    tools: tuple[str, ...]
+    tokens: int  # what their listing adds to a turn (the profile's figure)
+    prompt: str  # how to use them; sent only when the server is available
+
+    def instructions(self) -> str:
+        return (f"Tools of the {self.server} server (read-only, they write nothing): "
+                f"{', '.join(self.tools)}. {self.prompt}")
+
+
 class PlanStep(Frozen):
     id: str  # the tool set
     title: str
@@ -71,6 +87,7 @@ class PlanStep(Frozen):
     tools: tuple[str, ...]  # tools the step may call (besides evidence search)
     prompt: str
     verify: str = ""  # rules of the verification pass; empty: no pass
+    external: tuple[ExternalTools, ...] = ()  # tools of external servers offered too
 
 
 class Plan(Frozen):
@@ -80,6 +97,13 @@ class Plan(Frozen):
     system_prompt: str
     steps: tuple[PlanStep, ...]
     repair_tools: tuple[str, ...] = Field(default=())
+    tool_servers: tuple[ToolServerInfo, ...] = ()  # how to reach the servers steps name
+
+    def system_message(self, step: PlanStep, *, servers: set[str] | None = None) -> str:
+        """What the agent sends as a step's system message: the system prompt, the step prompt
+        and how to use the step's external tools (of `servers` only, when given)."""
+        extra = [e.instructions() for e in step.external if servers is None or e.server in servers]
+        return "\n\n".join([self.system_prompt, step.prompt, *extra])
 
     def to_json(self) -> str:
         """Canonical JSON: the same IR and hints give byte-identical text."""
@@ -99,6 +123,7 @@ def compile_plan(
     """The plan of an IR: steps in tool-set order, each with its tools, prompt and rules."""
     surface = surface or compile_tools(ir)
     hints = hints or PlanHints()
+    _check_external(ir, surface)
     shared = [t for t in surface.tools if t.toolset in SHARED_TOOLSETS]
     repair = [t for t in surface.tools if t.toolset == REPAIR_TOOLSET]
     # what every turn of a step sends besides its own tools and prompt
@@ -117,6 +142,7 @@ def compile_plan(
         system_prompt=SYSTEM_PROMPT,
         steps=tuple(steps),
         repair_tools=tuple(t.name for t in repair),
+        tool_servers=ir.tool_servers,
     )
 
 
@@ -175,15 +201,44 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
     extra = [rule for c in classes if c in ir.classes
              for rule in ir.classes[c].verify.splitlines()]
     verify = verification_rules(ir, tools, extra=extra)
-    # the prompt gets what the budget leaves after the tools, the system prompt and the
-    # verification pass (repair tools and rules)
-    allowance = STEP_BUDGET - fixed - count_tokens(verify) - sum(tool_tokens(t) for t in tools)
+    external = _external(ir, tools)
+    # the prompt gets what the budget leaves after the tools, the system prompt, the external
+    # tools with their instructions and the verification pass (repair tools and rules)
+    allowance = (STEP_BUDGET - fixed - count_tokens(verify) - sum(tool_tokens(t) for t in tools)
+                 - sum(e.tokens + count_tokens("\n\n" + e.instructions()) for e in external))
     return PlanStep(
         id=toolset, title=title, goal=goal, classes=classes, read=read,
         tools=(*(t.name for t in tools), *shared),
         prompt=step_prompt(ir, title=title, goal=goal, tools=tools, max_tokens=allowance),
-        verify=verify,
+        verify=verify, external=external,
     )
+
+
+def _external(ir: OntologyIR, tools: list[ToolSpec]) -> tuple[ExternalTools, ...]:
+    """The external tools bound to a class the step's tools write (as their target or as an
+    inline node)."""
+    written = {t.target for t in tools if t.action in ("create", "add") and t.target}
+    written |= {c for t in tools for arg in _inline(t.args) for c in arg.classes}
+    return tuple(ExternalTools(server=server.name, tools=offer.tools, tokens=offer.tokens,
+                               prompt=offer.prompt)
+                 for server in ir.tool_servers for offer in server.offers
+                 if written.intersection(offer.classes))
+
+
+def _check_external(ir: OntologyIR, surface: ToolSurface) -> None:
+    """An external tool may not take the name of a compiled tool (a call names one tool)."""
+    for server in ir.tool_servers:
+        for offer in server.offers:
+            for name in offer.tools:
+                if surface.get(name) is not None:
+                    raise OntologyError(f"{offer.source}: tool {name!r} of tool server "
+                                        f"{server.name!r} has the name of a compiled tool")
+
+
+def _inline(args: tuple[ArgSpec, ...]) -> list[ArgSpec]:
+    """Node arguments that create their node from inline fields, at any depth."""
+    return [found for arg in args
+            for found in ([arg] if arg.kind == "node" and arg.fields else []) + _inline(arg.fields)]
 
 
 def _label(ir: OntologyIR, cls: str) -> str:

@@ -9,6 +9,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 from __future__ import annotations
 
 from kgctl.compiler.creation import CreationRules
+from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REF, REPAIR, generic_tools
 from kgctl.compiler.names import prefixed_name, property_ref, unique_words
 from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import input_schema
@@ -20,19 +21,12 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 # nesting depth of inline objects (an Add with its ChemicalInput with its Supplier)
 MAX_INLINE_DEPTH = 2
 CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
-LINKS, READ, REPAIR = "links", "read", "repair"
-
-_DRY_RUN = ArgSpec(name="dry_run", kind="control",
-                   description="validate and report what would be written, write nothing")
-_EVIDENCE = ArgSpec(name="evidence", kind="control",
-                    description="where in the paper this was read: {quote, section, start, end}")
-_REF = "IRI or label of an existing entity of this paper"
 
 
 def compile_tools(ir: OntologyIR) -> ToolSurface:
     """Every tool of the IR, sorted by tool set (in plan order) then name."""
     view = _View(ir)
-    tools = [*view.create_tools(), *view.add_tools(), *_generic_tools()]
+    tools = [*view.create_tools(), *view.add_tools(), *generic_tools()]
     tools = _dedupe_names(tools)
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
@@ -266,15 +260,15 @@ class _View(CreationRules):
                     ArgSpec(name=snake(local_name(rule.container_class)), kind="container",
                             property=rule.member_property, classes=(rule.container_class,),
                             required=True, description=f"the {self._label(rule.container_class)}"
-                            f" this step belongs to ({_REF})"),
+                            f" this step belongs to ({REF})"),
                     ArgSpec(name=arg_name(local_name(order_prop)), kind="literal",
                             property=order_prop, datatype=_range1(self.ir, order_prop),
                             required=True, description=self.describe(order_prop)
                             or f"position from {rule.start}"),
                 ]
             skip = frozenset({order_prop} if order_prop else ())
-            args = (*head, *self.type_arg(kinds), *self.group_args(kinds, skip), _DRY_RUN,
-                    _EVIDENCE)
+            args = (*head, *self.type_arg(kinds), *self.group_args(kinds, skip), DRY_RUN,
+                    EVIDENCE)
             tools.append(ToolSpec(
                 name=f"create_{self.group_words.get(cls) or self.class_word(cls)}",
                 action="create", target=cls,
@@ -292,7 +286,7 @@ class _View(CreationRules):
             if not targets:
                 continue
             subject = ArgSpec(name="subject", kind="subject", classes=prop.domain, required=True,
-                              description=f"the entity to attach it to ({_REF}), one of: "
+                              description=f"the entity to attach it to ({REF}), one of: "
                               + ", ".join(self._label(d) for d in prop.domain))
             fields = self.field_args(targets[0], depth=1) if len(targets) == 1 else (
                 ArgSpec(name="label", kind="label", property=RDFS_LABEL,
@@ -300,7 +294,7 @@ class _View(CreationRules):
             tools.append(ToolSpec(
                 name=f"add_{self.prop_word(prop)}", action="add", target=targets[0], via=prop.iri,
                 toolset=self.toolset_of(targets[0], prop.domain),
-                args=(subject, *self.type_arg(targets), *fields, _DRY_RUN, _EVIDENCE),
+                args=(subject, *self.type_arg(targets), *fields, DRY_RUN, EVIDENCE),
                 description=(f"Create a new {' or '.join(self._label(t) for t in targets)} "
                              f"and attach it with '{prop.label}' to an existing "
                              f"{' or '.join(self._label(d) for d in prop.domain)}.")))
@@ -348,52 +342,6 @@ def writable_properties(ir: OntologyIR) -> tuple[str, ...]:
     """Prefixed names of the properties `update_property` accepts."""
     return tuple(property_ref(ir, p) for p, i in sorted(ir.properties.items())
                  if i.kind != "annotation")
-
-
-def _generic_tools() -> list[ToolSpec]:
-    # property and class names are checked by the server, which answers with the allowed ones
-    entity = ArgSpec(name="entity", kind="subject", required=True, description=_REF)
-    return [
-        ToolSpec(name="link", action="link", toolset=LINKS, description=(
-            "Link two existing entities of this paper with an object property; domain, range "
-            "and cardinality are checked."), args=(
-            ArgSpec(name="subject", kind="subject", required=True, description=_REF),
-            ArgSpec(name="property", kind="literal", required=True,
-                    description="object property, prefixed name (e.g. ex:hasPart)"),
-            ArgSpec(name="object", kind="subject", required=True, description=_REF),
-            _DRY_RUN, _EVIDENCE)),
-        ToolSpec(name="list_instances", action="read", toolset=READ, args=(
-            ArgSpec(name="class_name", kind="literal",
-                    description="only this class and its sub-classes"),),
-            description="List entities of this paper (IRI, class, label)."),
-        ToolSpec(name="describe_instance", action="read", toolset=READ, args=(entity,),
-                 description="Every fact about one entity of this paper, outgoing and incoming."),
-        ToolSpec(name="describe_tool", action="read", toolset=READ, args=(
-            ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),
-            ArgSpec(name="argument", kind="literal",
-                    description="one argument (dotted path): its full guidance")),
-            description="What the ontology says about a tool's entity and its arguments, "
-                        "with allowed values, units and the rules checked."),
-        ToolSpec(name="show_sequence", action="read", toolset=READ, args=(
-            ArgSpec(name="container", kind="subject", required=True, description=_REF),),
-            description="The ordered members (e.g. steps) of one container, by order, with "
-                        "gaps and duplicates reported."),
-        ToolSpec(name="find_orphans", action="read", toolset=READ, args=(),
-                 description="Entities of this paper that nothing points to and that are not "
-                             "top-level entities."),
-        ToolSpec(name="update_property", action="repair", toolset=REPAIR, args=(
-            entity,
-            ArgSpec(name="property", kind="literal", required=True,
-                    description="property to change, prefixed name"),
-            ArgSpec(name="value", kind="value", description="new value, as the create tools "
-                    "take it; omit to remove the property"),
-            _DRY_RUN, _EVIDENCE),
-            description="Replace the value(s) of one property of an entity; all checks apply."),
-        ToolSpec(name="delete_entity", action="repair", toolset=REPAIR, args=(
-            entity, _DRY_RUN, _EVIDENCE),
-            description="Delete an entity with the nodes that only it owns (quantities, inline "
-                        "occurrences); later ordered members move up one place."),
-    ]
 
 
 def _dedupe_names(tools: list[ToolSpec]) -> list[ToolSpec]:

@@ -79,17 +79,23 @@ def _source_options(command):
 @click.option("--structures", is_flag=True,
               help="Also parse names to structures (OPSIN) and find them by InChIKey; needs "
                    "kgctl[chem] and Java.")
+@click.option("--mint", is_flag=True,
+              help="With --structures: mint a new species, in the reference store's own graph "
+                   "of minted species, for a chemical whose names parse to a structure the "
+                   "reference lacks when a stated formula or a second name agrees.")
 @click.option("--json", "as_json", is_flag=True, help="Decisions as JSON.")
 @click.pass_context
 def command(ctx: click.Context, class_name: str, endpoint: str | None, reference: Path | None,
             cache_dir: Path | None, refresh: bool, store_path: Path | None,
             store_endpoint: str | None, papers: tuple[str, ...], all_papers: bool, mode: str,
-            dry_run: bool, structures: bool, as_json: bool) -> None:
+            dry_run: bool, structures: bool, mint: bool, as_json: bool) -> None:
     """Ground locally minted entities of paper graphs against a reference KG.
 
     Example: kgctl ground --class Species --store kg/ --all --dry-run
 
     Example: kgctl ground --class Species --store kg/ --all --structures
+
+    Example: kgctl ground --reference ref/ --store kg/ --all --structures --mint --dry-run
     """
     ctx.obj = {"class_name": class_name, "endpoint": endpoint, "reference": reference,
                "cache_dir": cache_dir, "refresh": refresh}
@@ -101,6 +107,9 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
     if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
         raise InputError("give --store PATH or --store-endpoint URL, and --paper ID or --all "
                          "(see --help)")
+    if mint and (not structures or endpoint is not None):
+        raise InputError("--mint needs --structures and an embedded reference store (not "
+                         "--endpoint): minted species are written into it")
     store = open_store(path=store_path, endpoint=store_endpoint)
     try:
         known = store.papers()
@@ -111,16 +120,25 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
         matcher, spec = load_matcher(class_name, endpoint=endpoint, reference=reference,
                                      cache_dir=cache_dir, refresh=refresh)
         with contextlib.ExitStack() as stack:
-            tier = None
+            tier = minter = None
             if structures:
+                from kgctl.chemistry.mint import Minter
                 from kgctl.chemistry.opsin import Opsin
                 from kgctl.chemistry.tier import StructureTier
 
-                tier = StructureTier(matcher, stack.enter_context(Opsin())).lookup
+                opsin = stack.enter_context(Opsin())
+                tier = StructureTier(matcher, opsin).lookup
+                if mint:
+                    minter = Minter(matcher, opsin, reference or default_reference(),
+                                    dry_run=dry_run)
             decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
-                                    structures=tier)
+                                    structures=tier, mint=minter.mint if minter else None)
     finally:
         store.close()
+    if minter is not None:
+        proposed = {d.match.iri for d in decisions if d.match and d.match.method == "minted"}
+        click.echo(f"{len(proposed)} species would be minted (dry run: nothing written)"
+                   if dry_run else f"{len(minter.written)} species newly minted", err=True)
     if as_json:
         click.echo(json.dumps([d.model_dump(mode="json", exclude={"results"})
                                for d in decisions], indent=2))

@@ -65,7 +65,8 @@ BLOCK_LABELS = 300
 POSTING_BUDGET = 20_000
 MIN_TRIGRAMS = 4
 # decisive methods, strongest first; used to weigh votes of several surface names
-METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "structure": 4, "abbreviation": 3,
+METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "structure": 4, "minted": 4,
+                 "abbreviation": 3,
                  "exact": 3,
                  "squeezed": 2, "fuzzy": 1, "formula": 1}
 # (score, -priority, method, matched text, protected signature agrees with the name)
@@ -80,7 +81,8 @@ class Candidate(BaseModel):
     label: str  # the entity's preferred label
     score: float
     # inchikey | inchi | cas | formula | structure | abbreviation | exact | squeezed | fuzzy,
-    # or hydrate (the anhydrous parent of a hydrate of unknown water content)
+    # or hydrate (the anhydrous parent of a hydrate of unknown water content), or minted (a
+    # species minted from the structure of the names, kgctl.chemistry.mint)
     method: str
     matched: str  # the reference label or identifier value that matched
     agrees: bool  # locants, charges and stereo descriptors agree with the name's
@@ -257,7 +259,8 @@ def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, f
     """Combine the accepted matches of all surface names of one entity.
 
     Each accepted match votes with its method weight; ties go to the higher summed score, then
-    to the smaller IRI, so the outcome is deterministic.
+    to the smaller IRI, so the outcome is deterministic. The winner is reported as found by its
+    strongest method.
     """
     tally: dict[str, list] = {}
     for result in results:
@@ -267,6 +270,8 @@ def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, f
         entry = tally.setdefault(m.iri, [0.0, 0.0, m])
         entry[0] += METHOD_WEIGHT[m.method]
         entry[1] += m.score
+        if METHOD_WEIGHT[m.method] > METHOD_WEIGHT[entry[2].method]:
+            entry[2] = m  # the winner is reported with its strongest method
     if not tally:
         return None, {}
     winner = min(tally.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))

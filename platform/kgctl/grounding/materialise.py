@@ -1,5 +1,8 @@
 """Write grounding decisions into paper graphs: owl:sameAs links or IRI rewriting.
 
+With a mint tier, an entity that nothing grounds may get a new reference species of its own
+(method `minted`, kgctl.chemistry.mint), linked by sameAs like any other match.
+
 A hydrate whose water content the paper does not state ("VOSO4·xH2O") is no species of the
 reference; when its anhydrous parent grounds, the entity is linked to it by `kg:hydrateOf`
 (never sameAs, never rewritten), and the decision's method says `hydrate`.
@@ -16,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.errors import InputError
-from kgctl.grounding.matcher import Candidate, LookupResult, Matcher, vote
+from kgctl.grounding.matcher import METHOD_WEIGHT, Candidate, LookupResult, Matcher, vote
 from kgctl.grounding.normalise import hydrate_parent
 from kgctl.grounding.spec import GroundingSpec, SourceClass
 from kgctl.store import CallRecord, GraphStore, utc_now
@@ -24,6 +27,9 @@ from kgctl.store.sparql import term_to_sparql
 
 # an extra tier over all names of one entity (kgctl.chemistry.tier.StructureTier.lookup)
 NamesTier = Callable[[Sequence[str]], LookupResult | None]
+# the last resort for (paper, entity, names) no tier grounds: a new reference species minted
+# from agreeing evidence (kgctl.chemistry.mint.Minter.mint), or None
+MintTier = Callable[[str, str, Sequence[str]], Candidate | None]
 OWL_SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
 HYDRATE_OF = NamedNode("https://w3id.org/kgctl/ns#hydrateOf")
 TOOL_NAME = "ground"
@@ -61,7 +67,8 @@ def source_entities(store: GraphStore, paper: str, source: SourceClass
 
 
 def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
-           names: list[str], *, structures: NamesTier | None = None) -> Decision:
+           names: list[str], *, structures: NamesTier | None = None,
+           mint: MintTier | None = None) -> Decision:
     results = _lookups(matcher, names)
     parsed = structures(names) if structures is not None else None
     if parsed is not None:
@@ -69,6 +76,9 @@ def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
     match, votes = vote(results)
     if match is None:
         match, votes = _hydrate_of(matcher, names)
+    if match is None and mint is not None:
+        match = mint(paper, entity, names)
+        votes = {match.iri: METHOD_WEIGHT[match.method]} if match else {}
     return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
                     match=match, votes=votes, results=tuple(results))
 
@@ -90,14 +100,16 @@ def _hydrate_of(matcher: Matcher, names: list[str]) -> tuple[Candidate | None, d
 
 def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers: list[str], *,
                 mode: str = "sameas", dry_run: bool = False,
-                structures: NamesTier | None = None) -> list[Decision]:
-    """Ground every source entity of `papers`; write links unless `dry_run`."""
+                structures: NamesTier | None = None,
+                mint: MintTier | None = None) -> list[Decision]:
+    """Ground every source entity of `papers`; write links unless `dry_run` (a mint tier is
+    given its own dry-run setting)."""
     decisions = []
     for paper in papers:
         for source in spec.sources:
             for entity, names in source_entities(store, paper, source):
                 decision = decide(matcher, paper, source, entity, names,
-                                  structures=structures)
+                                  structures=structures, mint=mint)
                 if decision.match is not None and not dry_run:
                     written = _write(store, decision, mode=mode)
                     decision = decision.model_copy(update={"written": written})

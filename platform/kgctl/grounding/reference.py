@@ -37,6 +37,8 @@ SKOS_ALT = NamedNode("http://www.w3.org/2004/02/skos/core#altLabel")
 OS_SPECIES = NamedNode(OS + "Species")
 OS_VALUE = NamedNode(OS + "value")
 SPECIES_BASE = KGREF + "species/"
+# species minted from parsed structures (kgctl.chemistry.mint): their own graph, kept on rebuild
+MINTED_GRAPH = NamedNode(KGREF + "minted")
 # identifier field -> (property, node class)
 IDENTIFIER_NODES = {
     "inchikey": (OS + "hasInChIKey", OS + "InChIKey"),
@@ -178,7 +180,8 @@ def build_reference(
     """Write the reference graph into a fresh pyoxigraph store at `path` (bulk load).
 
     The store is built beside `path` and moved into place, so a failed build leaves the
-    previous reference untouched. Returns the number of species.
+    previous reference untouched; the minted species of the previous store are carried over.
+    Returns the number of species read from the tables.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -199,6 +202,9 @@ def build_reference(
         path.parent.mkdir(parents=True, exist_ok=True)
         store = Store(str(staging))
         store.bulk_extend(quads())
+        if path.is_dir():
+            store.extend(Store.read_only(str(path)).quads_for_pattern(None, None, None,
+                                                                      MINTED_GRAPH))
         store.flush()
         store.optimize()
         del store

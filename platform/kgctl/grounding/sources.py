@@ -72,7 +72,8 @@ class EndpointSource:
 
 
 class EmbeddedSource:
-    """A pyoxigraph store directory, opened read-only (a server may hold it too)."""
+    """A pyoxigraph store directory, opened read-only (a server may hold it too); queries see
+    all its graphs (the tables' default graph and the minted species' graph)."""
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
@@ -86,7 +87,7 @@ class EmbeddedSource:
 
     def select(self, query: str) -> Rows:
         try:
-            result = self.store.query(query)
+            result = self.store.query(query, use_default_graph_as_union=True)
         except SyntaxError as exc:
             raise StoreError(f"query refused: {exc}") from exc
         if not isinstance(result, QuerySolutions):
@@ -95,7 +96,7 @@ class EmbeddedSource:
         return [tuple(None if s[n] is None else s[n].value for n in names) for s in result]
 
     def ask(self, query: str) -> bool:
-        return bool(self.store.query(query))
+        return bool(self.store.query(query, use_default_graph_as_union=True))
 
 
 def open_source(*, endpoint: str | None = None, store: Path | str | None = None) -> SparqlSource:

@@ -8,6 +8,7 @@ triples and the call record in one `store.write` and keep the paper index curren
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,20 +20,23 @@ from kgctl.compiler.naming import local_name
 from kgctl.compiler.tools import link_properties, property_arg, writable_properties
 from kgctl.errors import StoreError
 from kgctl.instantiation.axioms import check_entity, rules_by_class
+from kgctl.instantiation.checks import (
+    check_key_free,
+    check_order,
+    check_room,
+    order_number,
+    range_of,
+)
 from kgctl.instantiation.choice import chosen_type, fields_for, given, without_type
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
 from kgctl.instantiation.reads import run_read
-from kgctl.instantiation.values import MAX_CALL_BYTES, coerce_literal, literal
-from kgctl.ontology.ir import OntologyIR, OrderingRule
+from kgctl.instantiation.values import MAX_CALL_BYTES, literal
+from kgctl.instantiation.walks import MEMBERS, container_of, incoming, linking, outgoing, owned
+from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import CallRecord, Evidence, GraphStore
 from kgctl.store.provenance import utc_now
-
-_MEMBERS = "SELECT ?m ?o WHERE { ?c ?member ?m . OPTIONAL { ?m ?order ?o } }"
-_OUT = "SELECT ?p ?o WHERE { ?s ?p ?o }"
-_IN = "SELECT ?s ?p WHERE { ?s ?p ?o }"
-_CONTAINER = "SELECT ?c WHERE { ?c ?member ?m }"
 
 
 class Instantiator:
@@ -142,8 +146,8 @@ class Instantiator:
             draft.add(container, spec.via or "", NamedNode(node))
             draft.changed.append(container)
             order_arg = spec.args[1]
-            self.check_order(draft, container, spec.via or "", spec.order_property or "",
-                             args.get(order_arg.name), order_arg.name)
+            check_order(draft, container, spec.via or "", spec.order_property or "",
+                        args.get(order_arg.name), order_arg.name)
         draft.fill(node, cls, fields_for(self.ir, spec, cls), given(args))
 
     def _plan_add(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
@@ -151,7 +155,7 @@ class Instantiator:
         subject = _required_ref(draft, "subject", args, subject_arg.classes)
         cls = chosen_type(self.ir, draft, spec, args)
         if subject is not None:
-            self.check_room(draft, subject, spec.via or "", "subject")
+            check_room(draft, subject, spec.via or "", "subject")
         node = draft.mint(cls)
         if subject is not None:
             draft.add(subject, spec.via or "", NamedNode(node))
@@ -171,7 +175,7 @@ class Instantiator:
         if NamedNode(obj) in draft.existing_values(subject, prop):
             draft.fail("duplicate", "object", args.get("object"), "this link already exists")
             return
-        self.check_room(draft, subject, prop, "property")
+        check_room(draft, subject, prop, "property")
         draft.add(subject, prop, NamedNode(obj))
         draft.changed.append(subject)
 
@@ -201,7 +205,7 @@ class Instantiator:
             draft.delete.append(Triple(NamedNode(entity), NamedNode(prop), old))
             if isinstance(old, NamedNode) and any(
                     t in self.ir.quantities for t in draft.index.types.get(old.value, ())):
-                draft.delete.extend(self._outgoing(draft, old.value))
+                draft.delete.extend(outgoing(draft, old.value))
         draft.changed.append(entity)
         value = args.get("value")
         if value is None:
@@ -210,171 +214,55 @@ class Instantiator:
                            "required on this entity; give a new value")
             return
         if self.ir.classes[cls].key == prop:
-            self.check_key_free(draft, entity, cls, prop, value)
+            check_key_free(draft, entity, cls, prop, value)
         rule = next((r for r in self.ir.orderings if r.order_property == prop), None)
         if rule is not None:
-            container = self._container_of(draft, entity, rule)
+            container = container_of(draft, entity, rule)
             if container is not None:
-                self.check_order(draft, container, rule.member_property, prop, value, "value",
-                                 moving=entity)
+                check_order(draft, container, rule.member_property, prop, value, "value",
+                            moving=entity)
         for i, item in enumerate(draft.values(arg, value, "value")):
             draft.value(entity, cls, arg, item, f"value[{i}]" if arg.many else "value")
 
-    # -- checks and graph walks -----------------------------------------------------------------
-    def check_order(self, draft: Draft, container: str, member: str, order_prop: str,
-                    raw: Any, field: str, *, moving: str | None = None) -> None:
-        """Orders within a container are unique and contiguous start..N."""
-        rule = _rule(self.ir, member, order_prop)
-        value, problem = coerce_literal(raw, _range(self.ir, order_prop))
-        if raw is None or problem or rule is None:
-            return  # missing / non-integer orders are reported by `fill`
-        rows = self.store.query(_MEMBERS, bindings={
-            "c": NamedNode(container), "member": NamedNode(member),
-            "order": NamedNode(order_prop)}, paper_id=draft.pid)
-        taken = {}
-        for row in rows:
-            if row["m"].value != moving and row["o"] is not None:
-                taken[row["m"].value] = _int(row["o"].value)
-        count = len({m for m in taken} | ({moving} if moving else set()))
-        last = rule.start + count - (0 if moving is None else 1)
-        expected = last if rule.contiguous else max(taken.values(), default=rule.start - 1) + 1
-        if value < rule.start:
-            draft.fail("range", field, value, f"orders start at {rule.start}",
-                       allowed=(expected,))
-        elif value in taken.values():
-            holder = next(m for m, o in taken.items() if o == value)
-            draft.fail("order_duplicate", field, value, f"order {value} is already taken by "
-                       f"{draft.index.label_of(holder) or holder}", allowed=(expected,),
-                       hint="use the next free order, or update the order of the other member "
-                       "first (show_sequence lists them)")
-        elif rule.contiguous and value > expected:
-            draft.fail("order_gap", field, value, f"order {value} would leave a gap after "
-                       f"{expected - 1}", allowed=(expected,),
-                       hint=f"orders are contiguous from {rule.start}")
-
-    def check_key_free(self, draft: Draft, entity: str, cls: str, prop: str, value: Any) -> None:
-        """A natural key value identifies one entity: no other entity of the class holds it."""
-        others = tuple(sorted(i for i in draft.index.find_key(prop, str(value))
-                              if i != entity and cls in draft.index.types.get(i, ())))
-        if others:
-            draft.fail("duplicate", "value", value, f"another {self.ir.classes[cls].label} "
-                       f"already has this {self.ir.curie(prop)}, which identifies it",
-                       allowed=others, hint="link that entity instead, or delete one of them")
-
-    def check_room(self, draft: Draft, subject: str, prop: str, field: str) -> None:
-        """Max-one: `subject` may take another value of `prop`."""
-        classes = [t for t in draft.types_of(subject) if t in self.ir.classes] or [""]
-        limit = min((_max(self.ir.cardinality(c, prop).max) for c in classes), default=None)
-        functional = self.ir.properties[prop].functional if prop in self.ir.properties else False
-        limit = 1 if functional else limit
-        existing = draft.existing_values(subject, prop)
-        if limit is not None and len(existing) >= limit:
-            draft.fail("max_one" if limit == 1 else "cardinality", field, self.ir.curie(prop),
-                       f"{draft.index.label_of(subject) or subject} already has "
-                       f"{len(existing)} value(s) of {self.ir.curie(prop)} (max {limit})",
-                       allowed=tuple(o.value for o in existing),
-                       hint="update or delete the existing one instead")
-
-    def _outgoing(self, draft: Draft, node: str) -> list[Triple]:
-        rows = self.store.query(_OUT, bindings={"s": NamedNode(node)}, paper_id=draft.pid)
-        return [Triple(NamedNode(node), r["p"], r["o"]) for r in rows]
-
-    def _incoming(self, draft: Draft, node: str) -> list[Triple]:
-        rows = self.store.query(_IN, bindings={"o": NamedNode(node)}, paper_id=draft.pid)
-        return [Triple(r["s"], r["p"], NamedNode(node)) for r in rows]
-
+    # -- checks ------------------------------------------------------------------------------
     def _check_axioms(self, draft: Draft) -> None:
         """OWL restrictions of what the call creates or changes, and the restrictions on
         inverse properties of the entities it links to."""
-        def incoming(node: str, prop: str) -> list[str]:
-            return self._linking(draft, node, prop)
-
+        linked_by = partial(linking, draft)
         touched = list(dict.fromkeys([*draft.created, *draft.changed]))
         for node in touched:
-            check_entity(draft, self._rules, node, new=node in draft.created, incoming=incoming)
+            check_entity(draft, self._rules, node, new=node in draft.created, incoming=linked_by)
         targets = {t.object.value for t in draft.insert
                    if isinstance(t.object, NamedNode) and t.subject.value in touched
                    and t.object.value not in touched and draft.known(t.object.value)}
         for node in sorted(targets):
-            check_entity(draft, self._rules, node, new=False, incoming=incoming,
+            check_entity(draft, self._rules, node, new=False, incoming=linked_by,
                          inverse_only=True)
 
-    def _linking(self, draft: Draft, node: str, prop: str) -> list[str]:
-        """Subjects linking to `node` with `prop`: stored and pending."""
-        pending = [t.subject.value for t in draft.insert
-                   if t.object == NamedNode(node) and t.predicate.value == prop]
-        stored = [t.subject.value for t in self._incoming(draft, node) if t.predicate.value == prop]
-        return list(dict.fromkeys([*stored, *pending]))
-
-    def _container_of(self, draft: Draft, entity: str, rule: OrderingRule) -> str | None:
-        rows = self.store.query(_CONTAINER, bindings={
-            "member": NamedNode(rule.member_property), "m": NamedNode(entity)},
-            paper_id=draft.pid)
-        return next((r["c"].value for r in rows), None)
-
-    def owned(self, draft: Draft, entity: str) -> list[str]:
-        """`entity` and the nodes only it owns: quantities and occurrences that nothing else
-        points to (named auxiliaries such as vessels stay)."""
-        found, todo = [entity], [entity]
-        while todo:
-            node = todo.pop()
-            for t in self._outgoing(draft, node):
-                child = t.object.value
-                if not isinstance(t.object, NamedNode) or child in found:
-                    continue
-                types = draft.index.types.get(child, set())
-                if not types or any(self.ir.classes.get(c) and
-                                    self.ir.classes[c].identity == "label" for c in types):
-                    continue
-                owners = {s.subject.value for s in self._incoming(draft, child)}
-                if owners <= set(found):
-                    found.append(child)
-                    todo.append(child)
-        return found
-
     def plan_delete(self, draft: Draft, entity: str) -> None:
-        nodes = self.owned(draft, entity)
+        """Delete `entity` with the nodes only it owns; later members of its ordered
+        containers move up one."""
+        nodes = owned(draft, entity)
         for node in nodes:
-            draft.delete.extend(self._outgoing(draft, node))
-            draft.delete.extend(self._incoming(draft, node))
+            draft.delete.extend(outgoing(draft, node))
+            draft.delete.extend(incoming(draft, node))
         draft.changed.extend(nodes)
         for rule in self.ir.orderings:
-            container = self._container_of(draft, entity, rule)
+            container = container_of(draft, entity, rule)
             if container is None:
                 continue
-            rows = self.store.query(_MEMBERS, bindings={
+            rows = self.store.query(MEMBERS, bindings={
                 "c": NamedNode(container), "member": NamedNode(rule.member_property),
                 "order": NamedNode(rule.order_property)}, paper_id=draft.pid)
             orders = {r["m"].value: r["o"] for r in rows if r["o"] is not None}
-            gone = _int(orders[entity].value) if entity in orders else None
+            gone = order_number(orders[entity].value) if entity in orders else None
             for member, old in sorted(orders.items()):
-                if gone is not None and member != entity and _int(old.value) > gone:
+                if gone is not None and member != entity and order_number(old.value) > gone:
                     draft.delete.append(Triple(NamedNode(member),
                                                NamedNode(rule.order_property), old))
-                    draft.add(member, rule.order_property,
-                              literal(_int(old.value) - 1, _range(self.ir, rule.order_property)))
+                    draft.add(member, rule.order_property, literal(
+                        order_number(old.value) - 1, range_of(self.ir, rule.order_property)))
                     draft.changed.append(member)
-
-
-def _max(bound: int | None) -> int:
-    return 10**9 if bound is None else bound
-
-
-def _int(text: str) -> int:
-    try:
-        return int(float(text))
-    except ValueError:
-        return -1
-
-
-def _range(ir: OntologyIR, prop: str) -> str | None:
-    info = ir.properties.get(prop)
-    return info.range[0] if info and info.range else None
-
-
-def _rule(ir: OntologyIR, member: str, order_prop: str) -> OrderingRule | None:
-    return next((r for r in ir.orderings
-                 if r.member_property == member and r.order_property == order_prop), None)
 
 
 def _required_ref(draft: Draft, name: str, args: dict[str, Any],

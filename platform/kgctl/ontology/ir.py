@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -148,6 +148,30 @@ class UnitAlias(Frozen):
     source: Source
 
 
+class ToolOffer(Frozen):
+    """Profile: tools of an external MCP server offered in the plan steps that create one of
+    `classes` (as their entity or inline)."""
+
+    classes: tuple[str, ...]
+    tools: tuple[str, ...]
+    tokens: int  # what the tools' listing adds to a step's turn (tests check it on the server)
+    prompt: str  # how to use them, added to the step's system message
+    source: Source
+
+
+class ToolServerInfo(Frozen):
+    """Profile: an external, read-only MCP server (e.g. chemistry) whose tools plan steps offer.
+    The agent starts `command` over stdio unless it is given a URL for `name`; a `probe` call
+    that fails means the server's tools are not available in this run."""
+
+    name: str
+    command: tuple[str, ...]
+    probe: str | None = None  # a tool to call once at start ...
+    probe_arguments: dict[str, Any] = {}  # ... with these arguments
+    offers: tuple[ToolOffer, ...]
+    source: Source
+
+
 class Individual(Frozen):
     """A named individual of the T-Boxes (not a unit): usable as a value of its classes."""
 
@@ -174,6 +198,7 @@ class OntologyIR(Frozen):
     unit_spellings: dict[str, str] = {}
     profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
     individuals: dict[str, Individual] = {}
+    tool_servers: tuple[ToolServerInfo, ...] = ()  # profile: external tools for plan steps
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""

@@ -30,6 +30,7 @@ from kgctl.ontology.quantities import (
     split_aliases,
 )
 from kgctl.ontology.rdf_files import read_tbox
+from kgctl.ontology.tool_servers import check_tool_servers
 
 # The bundled TWA T-Boxes, in load order (a class declared twice belongs to the first file).
 DEFAULT_ONTOLOGIES = (
@@ -112,6 +113,7 @@ def load_ir(
         unit_spellings=cased,
         profile_unit_aliases=added,
         individuals={k: v for k, v in sorted(owl.individuals.items()) if k not in units},
+        tool_servers=check_tool_servers(profiles, classes, curie),
     )
     rules.check_keys(ir)
     return ir

@@ -23,7 +23,8 @@ from typing import Literal
 import yaml
 
 from kgctl.errors import InputError, OntologyError
-from kgctl.ontology.ir import Frozen, Source, UnitAlias
+from kgctl.ontology.ir import Frozen, Source, ToolServerInfo, UnitAlias
+from kgctl.ontology.tool_servers import read_tool_servers
 
 PROFILE_SUFFIX = ".profile.yaml"
 # list key -> (min, max) of the cardinality rule it states
@@ -32,7 +33,8 @@ CARDINALITY_KEYS: dict[str, tuple[int, int | None]] = {
     "required": (1, None),
     "max_one": (0, 1),
 }
-TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases")
+TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases",
+            "tool_servers")
 CLASS_KEYS = ("abstract", "standalone", "identity", "key", "verify", "allowed_values",
               *CARDINALITY_KEYS)
 ORDERING_KEYS = ("container", "member", "order", "start", "contiguous")
@@ -100,6 +102,7 @@ class Profile(Frozen):
     orderings: tuple[OrderingEntry, ...] = ()
     quantities: tuple[QuantityEntry, ...] = ()
     unit_aliases: tuple[UnitAlias, ...] = ()
+    tool_servers: tuple[ToolServerInfo, ...] = ()
     prefixes: dict[str, str] = {}
 
 
@@ -155,6 +158,7 @@ class _Reader:
                 for k, v in (self.mapping(top["unit_aliases"], None, "unit_aliases").items()
                              if "unit_aliases" in top else ())
             ),
+            tool_servers=read_tool_servers(self, top.get("tool_servers")),
         )
 
     def classes(self, node: yaml.Node | None):

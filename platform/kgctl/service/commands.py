@@ -80,7 +80,7 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
     (Graph Store Protocol). Queries see the store's default graph (empty) unless they name
     graphs; see --union-default-graph.
 
-    Example: kgctl serve --store kgctl-data --port 7878
+    Example: kgctl serve --store kgctl-data/store --port 7878
     """
     if seed_mop30:
         store_path.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,7 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, parse
 
 from kgctl.errors import InputError, StoreError
 from kgctl.store.base import QueryResult
+from kgctl.store.embedded import check_store_folder
 from kgctl.store.iris import graph_iri, paper_of_graph
 
 GRAPH_SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
@@ -51,6 +52,7 @@ class Dataset:
         """Open (and own: RocksDB allows one process) the store directory at `path`."""
         if not path.is_dir():
             raise InputError(f"no store directory at {path}")
+        check_store_folder(path)
         try:
             return cls(Store(str(path)), path)
         except OSError as exc:

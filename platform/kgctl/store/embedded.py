@@ -42,11 +42,21 @@ from kgctl.store.transaction import check_paper_id, plan_write
 from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 
 
+def check_store_folder(path: Path) -> None:
+    """Refuse a path that would mix a new database into other files; a new or empty folder,
+    or one holding a store (RocksDB's `CURRENT` file), is fine."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path} is a file, not a store folder")
+    if path.is_dir() and not (path / "CURRENT").is_file() and any(path.iterdir()):
+        raise InputError(f"{path} holds other files, not a store; give the store's own folder "
+                         "(e.g. kgctl-data/store) or a new one")
+
+
 def _open(path: Path | None) -> Store:
     if path is None:
         return Store()
-    if Path(path).exists() and not Path(path).is_dir():
-        raise InputError(f"{path} is a file, not a store folder")
+    check_store_folder(path)
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)  # kgctl-data/store on a new machine
         return Store(str(path))
