@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import cache, partial
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import RdfFormat
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
@@ -31,11 +31,24 @@ from starlette.staticfiles import StaticFiles
 
 from kgctl.errors import StoreError
 from kgctl.evaluation.evidence_page import evidence_route
+from kgctl.service.asgi import (
+    BodyTooLarge,
+    Front,
+    Handler,
+    Receive,
+    Scope,
+    Send,
+    header,
+    read_body,
+    respond,
+)
 from kgctl.service.dataset import Dataset
 from kgctl.service.description import describe
 from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
     HTTP_NOT_FOUND,
+    HTTP_OK,
+    TEXT,
     GraphRequest,
     HttpProblem,
     Limits,
@@ -57,6 +70,7 @@ YASGUI_SCRIPT = STATIC_DIR / "yasgui" / "yasgui.min.js"
 HTTP_NO_CONTENT = 204
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
+HTTP_METHOD_NOT_ALLOWED = 405
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
 HTTP_SERVER_ERROR = 500
@@ -108,13 +122,13 @@ class Service:
         status, media_type, body = await self.workers.run(request)
         return Response(body, status_code=status, media_type=media_type)
 
-    def authorise(self, request: Request) -> None:
-        authorise(request, self.config.update_token)
+    def authorise(self, scope: Scope) -> None:
+        authorise(header(scope, b"authorization"), self.config.update_token)
 
-    async def write(self, request: Request, change: Callable[[], object]) -> object:
+    async def write(self, scope: Scope, change: Callable[[], object]) -> object:
         """Run `change` in the writer thread once the bearer token is checked; readers see it
         from their next request on."""
-        authorise(request, self.config.update_token)
+        self.authorise(scope)
         try:
             return await asyncio.wrap_future(self._writer.submit(change))
         except SyntaxError as exc:
@@ -124,16 +138,18 @@ class Service:
         finally:
             self.workers.generation += 1
 
-    async def body(self, request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    async def body(self, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
         """The request body, 413 past `limit`, 408 when it does not arrive in time."""
         try:
-            return await asyncio.wait_for(_read_body(request, limit), self.config.body_timeout_s)
+            return await asyncio.wait_for(read_body(receive, limit), self.config.body_timeout_s)
         except TimeoutError:
             raise HttpProblem(HTTP_REQUEST_TIMEOUT, "request body not received in time") from None
+        except BodyTooLarge as exc:
+            raise HttpProblem(HTTP_TOO_LARGE, str(exc)) from None
 
-    def base_iri(self, request: Request) -> str:
+    def base_iri(self, scope: Scope) -> str:
         """The configured base IRI, else the URL the request went to (without its query)."""
-        return self.config.base_iri or request_url(request.scope)
+        return self.config.base_iri or request_url(scope)
 
     async def start(self) -> None:
         await self.workers.start()
@@ -143,50 +159,51 @@ class Service:
         self._writer.shutdown(wait=True)
 
 
-def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
+def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
     """The ASGI application serving `dataset` (run it with kgctl.service.server)."""
     service = Service(dataset, config)
     # the evidence view reads a paper's graph and provenance in this process, off the loop
     evidence_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-evidence")
 
-    async def query_endpoint(request: Request) -> Response:
-        if request.method == "GET" and not request.query_params:
-            return description(request)
-        body = await service.body(request) if request.method == "POST" else b""
-        operation = parse_operation(request.method, request.headers.get("content-type"),
-                                    request.query_params.multi_items(), body,
-                                    accept=request.headers.get("accept"),
-                                    union=config.union_default, base_iri=service.base_iri(request))
+    async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        params = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        if method in ("GET", "HEAD") and not params:
+            return await description(scope, send)
+        body = await service.body(receive) if method == "POST" else b""
+        operation = parse_operation(method, header(scope, b"content-type"), params, body,
+                                    accept=header(scope, b"accept"), union=config.union_default,
+                                    base_iri=service.base_iri(scope))
         if isinstance(operation, UpdateRequest):
-            if request.url.path == "/query":
+            if scope["path"] == "/query":
                 raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
-            return await answer_update(request, operation)
+            return await answer_update(scope, send, operation)
         check_remote(operation.query, config.allow_service)
-        return await service.read(operation)
+        await respond(send, *await service.workers.run(operation))
 
-    async def update_endpoint(request: Request) -> Response:
-        operation = parse_operation("POST", request.headers.get("content-type"),
-                                    request.query_params.multi_items(),
-                                    await service.body(request))
+    async def update_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        operation = parse_operation("POST", header(scope, b"content-type"),
+                                    parse_qsl(scope["query_string"].decode("latin-1"),
+                                              keep_blank_values=True),
+                                    await service.body(receive))
         if not isinstance(operation, UpdateRequest):
             raise HttpProblem(HTTP_BAD_REQUEST, "this endpoint takes updates; queries go to "
                               "/query or /sparql")
-        return await answer_update(request, operation)
+        await answer_update(scope, send, operation)
 
-    async def answer_update(request: Request, operation: UpdateRequest) -> Response:
+    async def answer_update(scope: Scope, send: Send, operation: UpdateRequest) -> None:
         check_remote(operation.update, config.allow_service)
         text = with_dataset(operation.update, operation.using_graphs,
                             operation.using_named_graphs)
-        await service.write(request, partial(dataset.update, text,
-                                             base_iri=service.base_iri(request)))
-        return Response(status_code=HTTP_NO_CONTENT)
+        await service.write(scope, partial(dataset.update, text, base_iri=service.base_iri(scope)))
+        await respond(send, HTTP_NO_CONTENT, None)
 
-    def description(request: Request) -> Response:
-        fmt: RdfFormat = choose(GraphRequest(graph=None, accept=request.headers.get("accept")),
+    async def description(scope: Scope, send: Send) -> None:
+        fmt: RdfFormat = choose(GraphRequest(graph=None, accept=header(scope, b"accept")),
                                 GRAPH_TYPES)
-        body = describe(request_url(request.scope), fmt, updates=config.update_token is not None,
+        body = describe(request_url(scope), fmt, updates=config.update_token is not None,
                         union_default=config.union_default)
-        return Response(body, media_type=fmt.media_type)
+        await respond(send, HTTP_OK, fmt.media_type, body)
 
     async def papers(request: Request) -> Response:
         listing = await asyncio.to_thread(dataset.papers)
@@ -203,9 +220,8 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
 
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HttpProblem)
-        headers = {"WWW-Authenticate": 'Bearer realm="kgctl"'} \
-            if exc.status == HTTP_UNAUTHORIZED else None
-        return PlainTextResponse(f"error: {exc}\n", status_code=exc.status, headers=headers)
+        return PlainTextResponse(f"error: {exc}\n", status_code=exc.status,
+                                 headers=problem_headers(exc))
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
@@ -215,9 +231,6 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
 
     routes = [
         Route("/", page),
-        Route("/query", query_endpoint, methods=["GET", "POST"]),
-        Route("/sparql", query_endpoint, methods=["GET", "POST"]),
-        Route("/update", update_endpoint, methods=["POST"]),
         *graph_store_routes(service),
         Route("/papers", papers),
         Route("/prefixes", prefixes),
@@ -227,13 +240,41 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Starlette:
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    middleware = [Middleware(HostGuard, allowed=config.allowed_hosts)]
+    # the SPARQL endpoints answer before the framework's routing: they are the hot path
+    endpoints = {"/query": sparql(query_endpoint, "GET, HEAD, POST"),
+                 "/sparql": sparql(query_endpoint, "GET, HEAD, POST"),
+                 "/update": sparql(update_endpoint, "POST")}
+    app: Handler = Front(endpoints, Starlette(routes=routes, lifespan=lifespan,
+                                              exception_handlers={HttpProblem: problem}))
+    app = HostGuard(app, allowed=config.allowed_hosts)
     if config.cors_origins:
-        middleware.append(Middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
-                                     allow_methods=["GET", "POST"],
-                                     allow_headers=["Authorization", "Content-Type"]))
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
-                     exception_handlers={HttpProblem: problem})
+        app = CORSMiddleware(app, allow_origins=list(config.cors_origins),
+                             allow_methods=["GET", "POST"],
+                             allow_headers=["Authorization", "Content-Type"])
+    return app
+
+
+def sparql(endpoint: Handler, methods: str) -> Handler:
+    """`endpoint` answering other methods 405 and its refusals as ``error:`` lines."""
+    allowed = methods.split(", ")
+
+    async def handle(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            if scope["method"] not in allowed:
+                raise HttpProblem(HTTP_METHOD_NOT_ALLOWED, f"use {methods.replace(', ', ' or ')}")
+            await endpoint(scope, receive, send)
+        except HttpProblem as exc:
+            headers = {"Allow": methods} if exc.status == HTTP_METHOD_NOT_ALLOWED \
+                else problem_headers(exc)
+            await respond(send, exc.status, TEXT, f"error: {exc}\n".encode(), headers)
+
+    return handle
+
+
+def problem_headers(exc: HttpProblem) -> dict[str, str] | None:
+    if exc.status == HTTP_UNAUTHORIZED:
+        return {"WWW-Authenticate": 'Bearer realm="kgctl"'}
+    return None
 
 
 @cache
@@ -244,24 +285,14 @@ def ontology_prefixes() -> dict[str, str]:
     return dict(default_ir().prefixes)
 
 
-def authorise(request: Request, token: str | None) -> None:
+def authorise(authorization: str | None, token: str | None) -> None:
     """401 without credentials, 403 with wrong ones or when updates are disabled."""
     if token is None:
         raise HttpProblem(HTTP_FORBIDDEN, "updates are disabled on this server "
                           "(start it with --update-token to enable them)")
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    scheme, _, given = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not given:
         raise HttpProblem(HTTP_UNAUTHORIZED, "updates need an 'Authorization: Bearer <token>' "
                           "header")
     if not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise HttpProblem(HTTP_FORBIDDEN, "wrong update token")
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpProblem(HTTP_TOO_LARGE, f"request body over {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -19,26 +19,32 @@ from kgctl.service.execution import Answer, GraphRequest, Limits, QueryRequest, 
 FRAME = struct.Struct("!Q")
 OPEN_ATTEMPTS = 5
 OPEN_RETRY_S = 0.02
+RECV_BYTES = 1 << 16
 
 
 def send_frame(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(FRAME.pack(len(payload)))
-    sock.sendall(payload)
+    sock.sendall(FRAME.pack(len(payload)) + payload)  # one write: the reader wakes once
 
 
-def recv_frame(sock: socket.socket) -> bytes | None:
-    header = _recv_exactly(sock, FRAME.size)
-    return None if header is None else _recv_exactly(sock, FRAME.unpack(header)[0])
+class FrameReader:
+    """Reads length-prefixed frames from a socket, a large recv at a time."""
 
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock, self._buffer = sock, bytearray()
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
-    buffer = bytearray()
-    while len(buffer) < size:
-        chunk = sock.recv(size - len(buffer))
-        if not chunk:
-            return None
-        buffer += chunk
-    return bytes(buffer)
+    def next(self) -> bytes | None:
+        """The next frame, or None once the other end has closed the socket."""
+        while True:
+            if len(self._buffer) >= FRAME.size:
+                end = FRAME.size + FRAME.unpack_from(self._buffer)[0]
+                if len(self._buffer) >= end:
+                    frame = bytes(self._buffer[FRAME.size:end])
+                    del self._buffer[:end]
+                    return frame
+            chunk = self._sock.recv(RECV_BYTES)
+            if not chunk:
+                return None
+            self._buffer += chunk
 
 
 def open_view(store_path: str) -> Store:
@@ -57,7 +63,8 @@ def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
     """The worker's main loop (until the owning process closes the socket)."""
     store, seen = open_view(store_path), 0
     send_frame(sock, pickle.dumps(time.process_time()))  # ready; CPU time spent starting up
-    while (frame := recv_frame(sock)) is not None:
+    frames = FrameReader(sock)
+    while (frame := frames.next()) is not None:
         generation, request = pickle.loads(frame)
         request: QueryRequest | GraphRequest
         if generation != seen:

@@ -64,7 +64,7 @@ def graph_store_routes(service: Service) -> list[Route]:
                                                    format=params.get("format")))
         dataset = service.dataset
         if request.method == "DELETE":
-            if not await service.write(request, partial(dataset.delete_graph, graph)):
+            if not await service.write(request.scope, partial(dataset.delete_graph, graph)):
                 raise HttpProblem(HTTP_NOT_FOUND, f"no graph {name} in this store")
             return Response(status_code=HTTP_NO_CONTENT)
         created = await write(request, name)
@@ -72,15 +72,15 @@ def graph_store_routes(service: Service) -> list[Route]:
 
     async def write(request: Request, name: str | None) -> bool:
         """PUT or POST the request's body into the graph `name`; True when it is new."""
-        service.authorise(request)  # before reading a body that may be large
+        service.authorise(request.scope)  # before reading a body that may be large
         content_type = request.headers.get("content-type") or ""
-        body = await service.body(request, service.config.max_bytes)
+        body = await service.body(request.receive, service.config.max_bytes)
         parts = _form_parts(content_type, body) if request.method == "POST" and \
             content_type.lower().startswith(FORM_DATA) else [(_format_of(content_type), body)]
         graph = DefaultGraph() if name is None else iri(name)
-        return await service.write(request, partial(
-            service.dataset.put_graph, graph, parts, base_iri=name or service.base_iri(request),
-            replace=request.method == "PUT"))
+        return await service.write(request.scope, partial(
+            service.dataset.put_graph, graph, parts,
+            base_iri=name or service.base_iri(request.scope), replace=request.method == "PUT"))
 
     return [Route("/store", indirect, methods=METHODS),
             Route("/store/{path:path}", direct, methods=METHODS)]
