@@ -2,8 +2,9 @@
 
 A chemical whose names parse (OPSIN, the names voting) to a structure the reference lacks is
 minted as a species of its own when the paper gives agreeing evidence for that structure: a
-stated formula equal to the parsed one (water of a stated hydrate and charge written as
-deprotonation allowed for), or two differently spelled names parsing to the same InChIKey.
+stated formula equal to the parsed one (with or without the water of a stated hydrate; an ion
+whose neutral parent has the stated formula is that parent: the name of a deprotonated linker
+given with the acid's formula), or two differently spelled names parsing to the same InChIKey.
 Minted species live in their own named graph of the reference store (`MINTED_GRAPH`), never
 among the source tables; their IRI is made from the InChIKey, so minting again adds nothing.
 Each paper entity a species was minted from gets a provenance record: the names and formula,
@@ -12,7 +13,7 @@ minted when a name equals a reference label (the reference has the species under
 perhaps ambiguously: a choice for a person). A later entity of the same run whose names parse
 to a species minted earlier grounds to it, as it would through the structure tier on a re-run.
 
->>> formulas_agree("C8H6O4", "[C8H4O4]2-"), formulas_agree("CuH6N2O9", "Cu(NO3)2·3H2O")
+>>> formulas_agree("C8H4O4-2", "[C8H4O4]2-"), formulas_agree("H6CuN2O9", "Cu(NO3)2·3H2O")
 (True, True)
 >>> formulas_agree("CuN2O6", "Cu(NO3)2·2.5H2O"), formulas_agree("C8H6O4", "C8H8O4")
 (True, False)
@@ -33,7 +34,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Store
 
 from kgctl.chemistry.names import Resolution, resolve
 from kgctl.chemistry.opsin import Opsin, opsin_jar
-from kgctl.chemistry.structure import Structure
+from kgctl.chemistry.structure import CHARGED, Structure, uncharged
 from kgctl.errors import InputError, StoreError
 from kgctl.grounding.matcher import Candidate, Matcher
 from kgctl.grounding.normalise import hill_formula, squeeze
@@ -54,7 +55,6 @@ MINTED_BASE = SPECIES_BASE + "inchikey/"
 METHOD = "minted"
 EXACT_METHODS = ("exact", "squeezed", "abbreviation")
 _ELEMENT = re.compile(r"([A-Z][a-z]?)(\d*)")
-_CHARGE = re.compile(r"([+-])(\d*)$")
 _HYDRATE_WATER = re.compile(r"[·•∙⋅*.]\s*(?:\d+(?:\.\d+)?|[xn])?\s*H2O\s*$")
 
 
@@ -82,26 +82,36 @@ def minted_iri(inchikey: str) -> str:
 
 def formulas_agree(parsed: str, stated: str) -> bool:
     """The parsed Hill formula equals a stated formula, with or without the stated hydrate's
-    water, a charge counted as protons lost or gained."""
-    mine = _neutral(parsed)
-    if mine is None:
-        return False
+    water."""
+    mine = _counts(parsed)
     spellings = {stated, _HYDRATE_WATER.sub("", stated.strip())}
-    return any(_neutral(f) == mine for s in spellings if (f := hill_formula(s)))
+    return mine is not None and any(_counts(f) == mine for s in spellings
+                                    if (f := hill_formula(s)))
 
 
-def _neutral(formula: str) -> Counter[str] | None:
-    """Element counts of a Hill formula with its charge written back as hydrogens."""
-    charge = _CHARGE.search(formula)
+def _counts(formula: str) -> tuple[Counter[str], str] | None:
+    """Element counts and charge of a Hill formula (any element order)."""
+    charge = CHARGED.search(formula)
     body = formula[:charge.start()] if charge else formula
+    if "".join(s + n for s, n in _ELEMENT.findall(body)) != body:
+        return None
     counts: Counter[str] = Counter()
     for symbol, n in _ELEMENT.findall(body):
         counts[symbol] += int(n or 1)
-    if "".join(s + n for s, n in _ELEMENT.findall(body)) != body:
-        return None
-    if charge:
-        counts["H"] -= int(charge.group(2) or 1) * (1 if charge.group(1) == "+" else -1)
-    return +counts
+    return counts, charge.group(0) if charge else ""
+
+
+def stated_formulas(names: Sequence[str]) -> list[str]:
+    """The names of an entity that are formulas (its stated formula)."""
+    return [n for n in names if hill_formula(_HYDRATE_WATER.sub("", n.strip()))]
+
+
+def stated_parent(structure: Structure, stated: Sequence[str]) -> Structure:
+    """The neutral parent of a parsed ion when a stated formula is the parent's ("2-amino-1,4-
+    benzenedicarboxylate" with C8H7NO4 is the acid), else the structure itself."""
+    parent = uncharged(structure) if CHARGED.search(structure.formula) else None
+    agrees = parent is not None and any(formulas_agree(parent.formula, f) for f in stated)
+    return parent if agrees else structure
 
 
 def evidence(resolution: Resolution, stated: Sequence[str]) -> tuple[str, str | None] | None:
@@ -143,9 +153,12 @@ class Minter:
         return minted.candidate()
 
     def propose(self, paper: str, entity: str, names: Sequence[str]) -> Minted | None:
-        stated = [n for n in names if hill_formula(_HYDRATE_WATER.sub("", n.strip()))]
+        stated = stated_formulas(names)
         words = [n for n in names if n not in stated]
         resolution = resolve(self.opsin, words)
+        if resolution.structure is not None:
+            resolution = resolution.model_copy(update={
+                "structure": stated_parent(resolution.structure, stated)})
         found = evidence(resolution, stated)
         key = resolution.structure.inchikey if resolution.structure else ""
         if key in self.known:  # minted from an earlier entity of this run

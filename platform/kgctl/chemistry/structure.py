@@ -9,11 +9,14 @@ True
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.chemistry.errors import ChemistryUnavailable
+
+CHARGED = re.compile(r"[+-]\d*$")  # the charge RDKit appends to a formula
 
 
 class Structure(BaseModel):
@@ -50,6 +53,23 @@ def describe(smiles: str) -> Structure | None:
     return Structure(smiles=chem.MolToSmiles(mol), inchi=inchi,
                      inchikey=chem.InchiToInchiKey(inchi) if inchi else "",
                      formula=descriptors.CalcMolFormula(mol))
+
+
+def uncharged(structure: Structure) -> Structure | None:
+    """The neutral form of an ion made by protons lost or gained, or None if there is none.
+
+    >>> uncharged(describe("Nc1cc(C(=O)[O-])ccc1C(=O)[O-]")).formula
+    'C8H7NO4'
+    >>> uncharged(describe("CC(=O)O")) is None, uncharged(describe("[Na+].CC(=O)[O-]")) is None
+    (True, True)
+    """
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+
+    mol = molecule(structure.smiles)
+    chem, _ = rdkit()
+    neutral = describe(chem.MolToSmiles(rdMolStandardize.Uncharger().uncharge(mol)))
+    return neutral if neutral is not None and neutral.formula != structure.formula and \
+        not CHARGED.search(neutral.formula) else None
 
 
 def composition(mol, atoms: set[int] | None = None) -> Counter[str]:
