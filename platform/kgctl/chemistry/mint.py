@@ -19,6 +19,8 @@ to a species minted earlier grounds to it, as it would through the structure tie
 (True, True)
 >>> formulas_agree("CuN2O6", "Cu(NO3)2·2.5H2O"), formulas_agree("C8H6O4", "C8H8O4")
 (True, False)
+>>> [bool(_UNLOCATED_HYDRO.search(n)) for n in ("tetrahydropyrene", "4,5,9,10-tetrahydropyrene")]
+[True, False]
 >>> minted_iri("KKEYFWRCBNTPAC-UHFFFAOYSA-N")
 'https://w3id.org/kgctl/reference/species/inchikey/KKEYFWRCBNTPAC-UHFFFAOYSA-N'
 """
