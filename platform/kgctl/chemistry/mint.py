@@ -10,13 +10,17 @@ among the source tables; their IRI is made from the InChIKey, so minting again a
 Each paper entity a species was minted from gets a provenance record: the names and formula,
 the paper and entity, the OPSIN and RDKit versions and the agreeing evidence. Nothing is
 minted when a name equals a reference label (the reference has the species under that name,
-perhaps ambiguously: a choice for a person). A later entity of the same run whose names parse
+perhaps ambiguously: a choice for a person), nor from a name with hydro prefixes without
+locants ("tetrahydropyrene-2,7-dicarboxylic acid": OPSIN places them, perhaps wrongly, and the
+formula cannot tell the isomers apart). A later entity of the same run whose names parse
 to a species minted earlier grounds to it, as it would through the structure tier on a re-run.
 
 >>> formulas_agree("C8H4O4-2", "[C8H4O4]2-"), formulas_agree("H6CuN2O9", "Cu(NO3)2·3H2O")
 (True, True)
 >>> formulas_agree("CuN2O6", "Cu(NO3)2·2.5H2O"), formulas_agree("C8H6O4", "C8H8O4")
 (True, False)
+>>> [bool(_UNLOCATED_HYDRO.search(n)) for n in ("tetrahydropyrene", "4,5,9,10-tetrahydropyrene")]
+[True, False]
 >>> minted_iri("KKEYFWRCBNTPAC-UHFFFAOYSA-N")
 'https://w3id.org/kgctl/reference/species/inchikey/KKEYFWRCBNTPAC-UHFFFAOYSA-N'
 """
@@ -55,6 +59,8 @@ MINTED_BASE = SPECIES_BASE + "inchikey/"
 METHOD = "minted"
 EXACT_METHODS = ("exact", "squeezed", "abbreviation")
 _ELEMENT = re.compile(r"([A-Z][a-z]?)(\d*)")
+# "tetrahydropyrene" without locants ("4,5,9,10-tetrahydropyrene" has them)
+_UNLOCATED_HYDRO = re.compile(r"(?<![\d'′]-)(?:di|tetra|hexa|octa|deca)hydro", re.IGNORECASE)
 _HYDRATE_WATER = re.compile(r"[·•∙⋅*.]\s*(?:\d+(?:\.\d+)?|[xn])?\s*H2O\s*$")
 
 
@@ -117,8 +123,8 @@ def stated_parent(structure: Structure, stated: Sequence[str]) -> Structure:
 def evidence(resolution: Resolution, stated: Sequence[str]) -> tuple[str, str | None] | None:
     """Why the names' structure may be minted (and the agreeing formula), or None."""
     structure = resolution.structure
-    if structure is None:
-        return None
+    if structure is None or any(_UNLOCATED_HYDRO.search(n) for n in resolution.agreeing):
+        return None  # OPSIN guesses where unlocated hydro prefixes go: maybe another isomer
     for formula in stated:
         if formulas_agree(structure.formula, formula):
             return f"stated formula {formula} equals the parsed formula {structure.formula}", \
