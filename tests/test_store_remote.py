@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 
 import pytest
+from evaluation_helpers import replay_into, traces_by_paper
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
 from store_helpers import EX, OxigraphServer, free_port, record, step_triples
 from virtuoso_helpers import VirtuosoServer, missing_reason
 
 from kgctl.errors import InputError, StoreError
+from kgctl.evaluation.readout import read_out
 from kgctl.grounding.harvest import list_subjects
 from kgctl.grounding.sources import EndpointSource
 from kgctl.grounding.spec import load_spec
@@ -226,3 +228,15 @@ def test_credentials_come_from_a_config_file(server, tmp_path, monkeypatch):
     store.write("c1", insert=step_triples("c1", 1))
     assert "c1" in store.papers()
     store.drop("c1")
+
+
+def test_read_out_of_a_remote_paper_equals_the_embedded_one(remote):
+    """The fixed read-out runs on a copy of the paper fetched in one request: the same records
+    as from the embedded store, numbers and booleans included, on both servers."""
+    paper = sorted(traces_by_paper())[0]
+    local = EmbeddedStore()
+    replay_into(local, [paper])
+    replay_into(remote, [paper])
+    records = read_out(remote, paper)
+    assert records == read_out(local, paper)
+    assert sum(len(next(iter(r.values()))) for r in records.values()) > 10
