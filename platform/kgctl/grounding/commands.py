@@ -270,11 +270,11 @@ def serve(store_path: Path | None, host: str, port: int) -> None:
     """
     from kgctl.grounding.server import start_server, stop_server
 
-    process, url = start_server(store_path or default_reference(), host=host, port=port)
     # SIGTERM (a service manager, `kill`) ends like Ctrl-C: the server process goes too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
+    process, url = start_server(store_path or default_reference(), host=host, port=port)
     try:
+        click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
         process.wait()
     except KeyboardInterrupt:
         pass

@@ -44,16 +44,24 @@ def start_server(store: Path, *, host: str = LOOPBACK, port: int | None = None,
          "--union-default-graph"],  # minted species live in a named graph
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://{host}:{port}/query"
+    try:
+        _wait_ready(process, url)
+    except BaseException:  # not ready, or interrupted (Ctrl-C, SIGTERM): never left running
+        stop_server(process)
+        raise
+    return process, url
+
+
+def _wait_ready(process: subprocess.Popen, url: str) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise StoreError(f"oxigraph server exited: {process.stderr.read().decode()[-300:]}")
         try:
             urllib.request.urlopen(f"{url}?query=ASK%7B%7D", timeout=1).close()
-            return process, url
+            return
         except OSError:
             time.sleep(POLL_S)
-    stop_server(process)
     raise StoreError(f"oxigraph server did not answer on {url} within {STARTUP_TIMEOUT_S} s")
 
 
