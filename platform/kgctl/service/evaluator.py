@@ -1,50 +1,33 @@
-"""The query worker process: answers read requests from a read-only view of the store.
+"""The query worker process: answers requests from a read-only view of the store.
 
-It reads framed requests from its socket, reopens the view when the owning process says the
-store has changed (a RocksDB read-only view is a snapshot taken when it is opened), and writes
-one framed answer per request. It has no timer: the owning process kills it at the deadline.
+It receives one request at a time with the client's connection, runs the service's app on it
+in this process and writes the response straight to the client, then tells the owning process
+whether the connection may carry another request and how much CPU time it has used. It
+reopens its view when the owning process says the store has changed (a RocksDB read-only view
+is a snapshot taken when it is opened). It has no timer: the owning process kills it at the
+deadline.
 """
 
 from __future__ import annotations
 
-import pickle
+import asyncio
+import mmap
 import socket
-import struct
 import time
+from pathlib import Path
 
 from pyoxigraph import Store
 
-from kgctl.service.execution import Answer, GraphRequest, Limits, QueryRequest, answer
+from kgctl.service import messages
+from kgctl.service.app import create_app
+from kgctl.service.asgi import Handler
+from kgctl.service.config import ServiceConfig
+from kgctl.service.dataset import Dataset
+from kgctl.service.exchange import exchange
+from kgctl.service.spawner import IDLE, WRITING
 
-FRAME = struct.Struct("!Q")
 OPEN_ATTEMPTS = 5
 OPEN_RETRY_S = 0.02
-RECV_BYTES = 1 << 16
-
-
-def send_frame(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(FRAME.pack(len(payload)) + payload)  # one write: the reader wakes once
-
-
-class FrameReader:
-    """Reads length-prefixed frames from a socket, a large recv at a time."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock, self._buffer = sock, bytearray()
-
-    def next(self) -> bytes | None:
-        """The next frame, or None once the other end has closed the socket."""
-        while True:
-            if len(self._buffer) >= FRAME.size:
-                end = FRAME.size + FRAME.unpack_from(self._buffer)[0]
-                if len(self._buffer) >= end:
-                    frame = bytes(self._buffer[FRAME.size:end])
-                    del self._buffer[:end]
-                    return frame
-            chunk = self._sock.recv(RECV_BYTES)
-            if not chunk:
-                return None
-            self._buffer += chunk
 
 
 def open_view(store_path: str) -> Store:
@@ -59,17 +42,39 @@ def open_view(store_path: str) -> Store:
     raise AssertionError("unreachable")
 
 
-def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
-    """The worker's main loop (until the owning process closes the socket)."""
-    store, seen = open_view(store_path), 0
-    send_frame(sock, pickle.dumps(time.process_time()))  # ready; CPU time spent starting up
-    frames = FrameReader(sock)
-    while (frame := frames.next()) is not None:
-        generation, request = pickle.loads(frame)
-        request: QueryRequest | GraphRequest
+def worker_app(store_path: str, config: ServiceConfig) -> Handler:
+    return create_app(Dataset(open_view(store_path), Path(store_path)), config)
+
+
+def serve(control: socket.socket, states: mmap.mmap, slot: int, store_path: str,
+          config: ServiceConfig) -> None:
+    """The worker's main loop (until the owning process closes `control`)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    states[slot] = IDLE
+    app, seen = worker_app(store_path, config), 0
+    messages.send(control, time.process_time())  # ready; CPU time spent starting up
+    while (message := messages.receive(control)) is not None:
+        (generation, request), fds = message
         if generation != seen:
-            store, seen = open_view(store_path), generation
-        reply: Answer = answer(store, request, limits)
-        # the CPU time used so far lets the owner tell a computing query from a waiting one
-        send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body,
-                                       time.process_time()), protocol=pickle.HIGHEST_PROTOCOL))
+            app, seen = worker_app(store_path, config), generation
+        with socket.socket(fileno=fds[0]) as client:  # closes this process's copy only
+            # a timeout keeps the shared connection non-blocking for the owning process too
+            client.settimeout(config.timeout_s)
+            keep_alive = loop.run_until_complete(exchange(app, request, Output(client, states,
+                                                                               slot).write))
+        states[slot] = IDLE
+        # the CPU time used so far lets the owner tell a computing request from a waiting one
+        messages.send(control, (keep_alive, time.process_time()))
+
+
+class Output:
+    """Writes to the client, first marking the worker's slot: from then on only closing the
+    connection is left to the owning process if this worker is stopped."""
+
+    def __init__(self, client: socket.socket, states: mmap.mmap, slot: int) -> None:
+        self._client, self._states, self._slot = client, states, slot
+
+    def write(self, data: bytes) -> None:
+        self._states[self._slot] = WRITING
+        self._client.sendall(data)

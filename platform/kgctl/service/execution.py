@@ -1,6 +1,6 @@
 """Evaluate one read request under the service's row and byte limits (in a query worker).
 
-A worker process runs this; the time limit is not checked here: the process that owns the
+A query worker runs this; the time limit is not checked here: the process that owns the
 workers kills one whose query passes its deadline, which stops it wherever it is (inside
 pyoxigraph too). Rows are counted as they stream into a byte-bounded sink, so neither many
 rows nor a few huge ones are ever held whole.
@@ -19,7 +19,6 @@ from pyoxigraph import (
     QueryResultsFormat,
     QuerySolutions,
     RdfFormat,
-    Store,
     serialize,
 )
 
@@ -80,12 +79,12 @@ class Answer(BaseModel):
     media_type: str
 
 
-def answer(store: Store, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
+def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
     """The response to a read request; refusals become an ``error:`` answer, not an exception."""
     try:
         if isinstance(request, GraphRequest):
-            return _graph(store, request, limits)
-        return _query(Dataset(store), request, limits)
+            return _graph(dataset, request, limits)
+        return _query(dataset, request, limits)
     except HttpProblem as problem:
         return Answer(status=problem.status, body=f"error: {problem}\n".encode(), media_type=TEXT)
 
@@ -115,13 +114,13 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
     return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
 
-def _graph(store: Store, request: GraphRequest, limits: Limits) -> Answer:
+def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Answer:
     graph = DefaultGraph() if request.graph is None else iri(request.graph)
     fmt = choose(request, GRAPH_TYPES)
-    if isinstance(graph, NamedNode) and not store.contains_named_graph(graph):
+    if not dataset.has_graph(graph):
         raise HttpProblem(HTTP_NOT_FOUND, f"no graph {graph} in this store")
     sink = Sink(limits.max_bytes)
-    triples = (q.triple for q in store.quads_for_pattern(None, None, None, graph))
+    triples = (q.triple for q in dataset.graph_quads(graph))
     _fill(sink, limits, lambda: serialize(_bounded(triples, limits, "triples"), sink, fmt))
     return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
