@@ -78,18 +78,18 @@ MAX_BODY_BYTES = 1_000_000
 
 
 class Writer:
-    """The owning process's one writer thread; `generation` counts the changes, so query
-    workers know when to reopen their view."""
+    """The owning process's one writer thread; `on_change` runs after every write (query
+    workers must reopen their view)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: Callable[[], None]) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
-        self.generation = 0
+        self._on_change = on_change
 
     async def run(self, change: Callable[[], T]) -> T:
         try:
             return await asyncio.wrap_future(self._pool.submit(change))
         finally:
-            self.generation += 1
+            self._on_change()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -138,9 +138,9 @@ class Service:
 
 def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = None
                ) -> Handler:
-    """The ASGI application serving `dataset`: with a `writer` in the owning process, which
-    the front door (kgctl.service.front) gives the writes; without one in each query worker,
-    which gets everything else."""
+    """The ASGI application serving `dataset`: in each query worker without a `writer` (it
+    answers the reads), in the owning process with one (it answers what workers hand over:
+    the requests that change the store)."""
     service = Service(dataset, config, writer)
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:

@@ -43,15 +43,22 @@ Params = Sequence[tuple[str, str]]
 WRITE_METHODS = frozenset({"PUT", "POST", "DELETE"})
 
 
-def needs_writer(method: str, path: str, content_type: str | None, body: bytes) -> bool:
-    """Whether a request may change the store (an update, or a Graph Store Protocol write):
-    those are answered by the process that owns the store, everything else by query workers."""
+def may_write(method: str, path: str) -> bool:
+    """Whether a request with this method and path may change the store (its body decides)."""
     if path == "/update":
         return True
     if path == "/store" or path.startswith("/store/"):
         return method in WRITE_METHODS
-    if path != "/sparql" or method != "POST":
+    return path == "/sparql" and method == "POST"
+
+
+def needs_writer(method: str, path: str, content_type: str | None, body: bytes) -> bool:
+    """Whether a request changes the store (an update, or a Graph Store Protocol write):
+    those are answered by the process that owns the store, everything else by query workers."""
+    if not may_write(method, path):
         return False
+    if path != "/sparql":
+        return True
     media = (content_type or "").split(";")[0].strip().lower()
     if media == FORM:
         return any(key == "update" for key, _ in parse_qsl(body.decode("latin-1")))

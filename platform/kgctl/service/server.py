@@ -1,9 +1,9 @@
-"""The service process: the listening socket, the front door, the query workers and the
+"""The service process: the listening socket, the query workers that answer on it, and the
 writer, started and stopped together.
 
-The listening socket is created with ``IPPROTO_TCP`` so asyncio sets ``TCP_NODELAY`` on every
-accepted connection (with protocol 0 it does not, and a response written in two parts meets
-Nagle's algorithm plus delayed ACK: a 40 ms stall).
+The listening socket is created with ``IPPROTO_TCP`` (accepted connections get
+``TCP_NODELAY``: a response written in two parts must not meet Nagle's algorithm plus
+delayed ACK, a 40 ms stall).
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ from kgctl.errors import InputError, StoreError
 from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
-from kgctl.service.exchange import Request, exchange, simple_response
-from kgctl.service.execution import HttpProblem
-from kgctl.service.front import Connection, Limits
-from kgctl.service.protocol import needs_writer
 from kgctl.service.spawner import Spawner
-from kgctl.service.workers import SLOTS, QueryWorkers, ResponseStarted
+from kgctl.service.worker_state import bump_generation
+from kgctl.service.workers import SLOTS, QueryWorkers
+from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
-MAX_QUERY_BODY_BYTES = 1_000_000
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -53,11 +50,6 @@ class Server:
                              "read-only)")
         self.dataset, self.config = dataset, config
         self.started = threading.Event()
-        self._writer = Writer()
-        self._app = create_app(dataset, config, self._writer)
-        self._limits = Limits(header_timeout_s=config.header_timeout_s,
-                              body_timeout_s=config.body_timeout_s,
-                              max_body_bytes=max(config.max_bytes, MAX_QUERY_BODY_BYTES))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
 
@@ -74,33 +66,32 @@ class Server:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self._loop.add_signal_handler(signum, self._stopping.set)
-        spawner = Spawner(str(self.dataset.path), self.config, SLOTS)
-        self._workers = QueryWorkers(spawner, size=self.config.workers,
-                                     max_long=self.config.long_queries,
-                                     timeout_s=self.config.timeout_s)
+        spawner = Spawner(str(self.dataset.path), self.config, listener, SLOTS)
+        writer = Writer(on_change=lambda: bump_generation(spawner.block))
+        app = create_app(self.dataset, self.config, writer)
+        tasks: set[asyncio.Task] = set()
+
+        def take(ident: int, sock: socket.socket) -> None:
+            task = asyncio.ensure_future(answer(ident, sock))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        async def answer(ident: int, sock: socket.socket) -> None:
+            if await answer_write(app, sock, self.config):
+                workers.give_back(ident)
+            else:
+                workers.drop(ident)
+
+        workers = QueryWorkers(spawner, size=self.config.workers,
+                               max_long=self.config.long_queries,
+                               timeout_s=self.config.timeout_s, take=take)
         try:
-            await self._workers.start()
-            front = await self._loop.create_server(
-                lambda: Connection(self._answer, self._limits), sock=listener, backlog=BACKLOG)
+            await workers.start()
             self.started.set()
             await self._stopping.wait()
-            front.close()
         finally:
-            await self._workers.close()
+            for task in tasks:
+                task.cancel()
+            await workers.close()
             spawner.close()
-            self._writer.close()
-
-    async def _answer(self, connection: Connection, request: Request) -> bool:
-        """Have `request` answered: writes here, everything else by a query worker."""
-        path = request.target.partition(b"?")[0].decode("latin-1")
-        if needs_writer(request.method, path, request.header(b"content-type"), request.body):
-            return await exchange(self._app, request, connection.transport.write)
-        try:
-            return await self._workers.run(request, connection.fd,
-                                           generation=self._writer.generation)
-        except ResponseStarted:
-            return False
-        except HttpProblem as problem:
-            connection.transport.write(simple_response(
-                problem.status, f"error: {problem}\n".encode(), keep_alive=request.keep_alive))
-            return request.keep_alive
+            writer.close()

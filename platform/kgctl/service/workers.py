@@ -1,114 +1,116 @@
-"""Query worker processes that answer requests themselves and can really be stopped.
+"""Query worker processes that answer HTTP themselves and can really be stopped.
 
-The front door (kgctl.service.front) reads each request; a read is handed to an idle worker
-together with the client's connection, and the worker writes the response straight to the
-client over a read-only view of the store (the owning process keeps the only writer). A
-request that passes its deadline is killed with its process, so it stops using CPU at once;
-the owning process, which still holds the connection, answers 503 unless the worker had begun
-its response, and a fresh worker takes the seat.
+Workers accept the connections and answer reads in their own process, over a read-only view
+of the store (kgctl.service.evaluator); this process keeps the only writer, a descriptor of
+every connection, and watch over the workers through their shared state. A request that
+passes its deadline is killed with its process, so it stops using CPU at once; this process
+answers it 503 (unless the worker had begun its response), gives the worker's other
+connections to other workers (nothing of them was read) and starts a fresh worker.
 
-A burst of runaway queries must not starve cheap ones. Every request first gets a short budget;
-when it is spent, a request that has really computed (CPU time, not time spent waiting for a
-core) becomes *long*: its worker leaves the pool (a new one takes its seat), runs at a lower
-CPU priority, and retires afterwards. Only ``max_long`` long requests run at once; past that a
-computing request is stopped (503) at the end of a shorter budget, so a burst drains quickly
-and cheap requests keep finding a worker and a core.
+A burst of runaway queries must not starve cheap ones. Every request first gets a short
+budget; when it is spent, a request that has really computed (CPU time, not time spent
+waiting for a core) becomes *long*: its worker leaves the pool (a new one takes its seat, and
+its other connections move), runs at a lower CPU priority, and retires after answering. Only
+``max_long`` long requests run at once; past that a computing request is stopped (503) at the
+end of a shorter budget, so a burst drains quickly and cheap requests keep finding a worker
+and a core. Before acting on a worker this process freezes it (SIGSTOP), so what it reads of
+the worker's state is what the worker is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import mmap
 import os
 import signal
 import socket
-from collections import deque
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kgctl.service import messages
-from kgctl.service.exchange import Request
+from kgctl.service.exchange import simple_response
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
-from kgctl.service.spawner import WRITING, Spawner
+from kgctl.service.spawner import Spawner
+from kgctl.service.worker_state import WorkerState
 
 HTTP_SERVER_ERROR = 500
+TICK_S = 0.01  # how often the workers' states are looked at
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
 COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as computing
 LONG_NICENESS = 10  # long requests yield the cores to short ones
-QUEUE_WAIT_S = 60.0  # longest wait for a free worker before the request is answered 503
+FREEZE_S = 1.0  # longest wait for a worker to stop before trying again later
 START_S = 60.0
-SLOTS = 4096  # one state byte per live worker, shared with the workers
+SLOTS = 4096
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-class ResponseStarted(Exception):
-    """The worker was stopped after it had begun writing its response: only closing the
-    connection is left."""
+CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
+                      "the query")
+Take = Callable[[int, socket.socket], None]
 
 
 class Worker:
-    """The owning process's end of one worker: one request at a time, one reply each."""
+    """This process's end of one worker process."""
 
-    def __init__(self, pid: int, sock: socket.socket, slot: int, states: mmap.mmap) -> None:
-        self.pid, self.slot = pid, slot
-        self._sock, self._states = sock, states
+    def __init__(self, pid: int, sock: socket.socket, state: WorkerState, slot: int,
+                 pool: QueryWorkers) -> None:
+        self.pid, self.slot, self.state, self._sock, self._pool = pid, slot, state, sock, pool
         self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
         self._loop = asyncio.get_running_loop()
-        self.cpu_s = 0.0  # the worker's CPU time when it was last idle
         self.ready: asyncio.Future[None] = self._loop.create_future()
-        self.gone: asyncio.Future[None] = self._loop.create_future()
-        self._reply: asyncio.Future[bool] | None = None
+        self.connections: set[int] = set()
+        self.long = self.acting = False
+        self.alive = True
+        self.problem = CRASHED  # what its current request is answered if it ends
         sock.setblocking(False)
         self._loop.add_reader(sock.fileno(), self._readable)
 
-    def ask(self, generation: int, request: Request, client_fd: int) -> asyncio.Future[bool]:
-        """Hand over `request` and the connection it came on; the future says whether the
-        connection may carry another request."""
-        self._reply = self._loop.create_future()
-        try:
-            messages.send(self._sock, (generation, request), [client_fd])
-        except OSError:  # it died while idle
-            self._reply.set_exception(ConnectionError("the query worker stopped"))
-        return self._reply
-
     def _readable(self) -> None:
-        try:
-            message = messages.receive(self._sock)
-        except BlockingIOError:
-            return
-        except OSError:
-            message = None
-        if message is None:
-            self._lost()
-            return
-        value, _ = message
-        if not self.ready.done():  # the first message: started, with the CPU time that took
-            self.cpu_s = value
-            self.ready.set_result(None)
-        elif self._reply is not None and not self._reply.done():
-            keep_alive, self.cpu_s = value
-            self._reply.set_result(keep_alive)
+        while True:
+            try:
+                message = messages.receive(self._sock)
+            except BlockingIOError:
+                return
+            except OSError:
+                message = None
+            if message is None:
+                self._loop.remove_reader(self._sock.fileno())
+                self._sock.close()
+                self.alive = False
+                if not self.ready.done():
+                    self.ready.set_exception(ConnectionError("the query worker stopped"))
+                self._pool.ended(self)
+                return
+            value, fds = message
+            if not self.ready.done():
+                self.ready.set_result(None)
+            else:
+                self._pool.told(self, value, fds)
 
-    def _lost(self) -> None:
-        self._loop.remove_reader(self._sock.fileno())
-        for waiting in (self.ready, self._reply):
-            if waiting is not None and not waiting.done():
-                waiting.set_exception(ConnectionError("the query worker stopped"))
-        if not self.gone.done():
-            self.gone.set_result(None)
+    def adopt(self, ident: int, sock: socket.socket) -> None:
+        messages.send(self._sock, ("adopt", ident), [sock.fileno()])
+        self.connections.add(ident)
 
-    def writing(self) -> bool:
-        """Whether the worker has begun writing the current response."""
-        return self._states[self.slot] == WRITING
+    def cpu_s(self) -> float:
+        fields = _stat(self.pid)
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else float("inf")
 
-    def computing(self) -> bool:
-        """Whether the current request has used real CPU time (True where that is unknown)."""
-        try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            return True
-        used = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS - self.cpu_s
-        return used >= COMPUTING_CPU_S
+    async def freeze(self) -> bool:
+        """Stop the process (SIGSTOP) and wait until it is stopped; False if it ended."""
+        if not self._signal(signal.SIGSTOP):
+            return False
+        deadline = self._loop.time() + FREEZE_S
+        while self.alive and self._loop.time() < deadline:
+            fields = _stat(self.pid)
+            if not fields or fields[0] in "ZX":
+                return False
+            if fields[0] in "tT":
+                return True
+            await asyncio.sleep(TICK_S / 10)
+        self.thaw()
+        return False
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
 
     def lower_priority(self) -> None:
         try:
@@ -116,124 +118,175 @@ class Worker:
         except OSError:  # already gone: nothing to slow down
             pass
 
-    def kill(self) -> None:
-        if self._reply is not None:
-            self._reply.cancel()  # no one waits for it any more
-        try:
-            signal.pidfd_send_signal(self._handle, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    def kill(self, problem: HttpProblem | None = None) -> None:
+        if problem is not None:
+            self.problem = problem
+        self._signal(signal.SIGKILL)
+
+    def close(self) -> None:
+        self.kill()
         os.close(self._handle)
-        if not self.gone.done():
-            self._loop.remove_reader(self._sock.fileno())
-            self.gone.set_result(None)
-        self._sock.close()
+
+    def _signal(self, signum: int) -> bool:
+        try:
+            signal.pidfd_send_signal(self._handle, signum)
+        except (ProcessLookupError, OSError):
+            return False
+        return True
 
 
 class QueryWorkers:
-    """`size` pooled worker processes plus at most `max_long` running long requests."""
+    """`size` pooled worker processes plus at most `max_long` retiring with a long request;
+    `take` receives the connections whose request must be answered by this process."""
 
-    def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float) -> None:
+    def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float,
+                 take: Take) -> None:
         self._spawner, self._size, self._max_long = spawner, size, max_long
-        self._timeout_s = timeout_s
-        self._idle: list[Worker] = []
-        self._waiting: deque[asyncio.Future[Worker | None]] = deque()
-        self._long = 0
-        self._background: set[asyncio.Future] = set()
+        self._timeout_s, self._take = timeout_s, take
         self._all: set[Worker] = set()
+        self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
+        self._homeless: list[int] = []  # connections waiting for a worker to start
+        self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
+        self._background: set[asyncio.Future] = set()
+        self._closing = False
 
     async def start(self) -> None:
         await asyncio.gather(*(self._add() for _ in range(self._size)))
+        self._start(self._watch())
 
     async def close(self) -> None:
+        self._closing = True
         for task in self._background:
             task.cancel()
         for worker in list(self._all):
-            self._all.discard(worker)
-            worker.kill()
+            worker.close()
+        for sock, _ in self._held.values():
+            sock.close()
+        self._held.clear()
 
-    async def run(self, request: Request, client_fd: int, *, generation: int) -> bool:
-        """Have a worker answer `request` on the connection `client_fd` within the time limit;
-        whether the connection may carry another request. HttpProblem when the owning process
-        must answer instead (the worker was stopped before it wrote anything), ResponseStarted
-        when the worker was stopped mid-response. A request that loses its worker before it
-        wrote (a view opened while the writer switched files) is tried once more."""
-        try:
-            return await self._run_once(request, client_fd, generation)
-        except ConnectionError:
-            pass
-        try:
-            return await self._run_once(request, client_fd, generation)
-        except ConnectionError:
-            raise HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); "
-                              "narrow the query") from None
+    def give_back(self, ident: int) -> None:
+        """A connection this process answered on may carry more requests: to a worker."""
+        self._rehome(ident)
 
-    async def _run_once(self, request: Request, client_fd: int, generation: int) -> bool:
-        worker = self._idle.pop() if self._idle else await self._wait_for_worker()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout_s
-        reply = worker.ask(generation, request, client_fd)
-        long = False
-        try:
-            while not reply.done():
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise query_timeout(self._timeout_s)
-                if long:
-                    await _within(reply, left)
-                    continue
-                budget = SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S
-                await _within(reply, min(budget, left))
-                if reply.done() or loop.time() >= deadline or not worker.computing():
-                    continue
-                if self._long >= self._max_long:
-                    raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: {self._max_long} long "
-                                      "queries are running; retry later")
-                long, self._long = True, self._long + 1
-                worker.lower_priority()
-                self._start(self._add())  # its seat in the pool goes to a new worker
-            keep_alive = reply.result()
-        except BaseException as exc:
-            wrote = worker.writing()
-            self._retire(worker, replace=not long)
-            if wrote and isinstance(exc, (HttpProblem, ConnectionError)):
-                raise ResponseStarted() from None
-            raise
-        finally:
-            if long:
-                self._long -= 1
-        if long:
-            self._retire(worker, replace=False)
-        else:
-            self._release(worker)
-        return keep_alive
+    def drop(self, ident: int) -> None:
+        sock, _ = self._held.pop(ident, (None, None))
+        if sock is not None:
+            _shut(sock)
 
-    async def _wait_for_worker(self) -> Worker:
-        loop = asyncio.get_running_loop()
-        seat: asyncio.Future[Worker | None] = loop.create_future()
-        self._waiting.append(seat)
-        timer = loop.call_later(QUEUE_WAIT_S, _settle, seat)
-        try:
-            worker = await seat
-        except asyncio.CancelledError:
-            if seat.done() and not seat.cancelled() and seat.result() is not None:
-                self._release(seat.result())  # handed a worker just as its request ended
-            raise
-        finally:
-            timer.cancel()
-        if worker is None:
-            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
-                              f"{QUEUE_WAIT_S:g} s; retry later")
-        return worker
+    # what workers say
 
-    def _release(self, worker: Worker) -> None:
-        while self._waiting:
-            seat = self._waiting.popleft()
-            if not seat.done():
-                seat.set_result(worker)
+    def told(self, worker: Worker, value, fds: list[int]) -> None:
+        kind, ident = value
+        if kind == "opened":
+            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
+            worker.connections.add(ident)
+            if worker.long or not worker.alive:  # it will not serve it again
+                self._rehome(ident)
+        elif kind == "closed":
+            worker.connections.discard(ident)
+            sock, _ = self._held.pop(ident, (None, None))
+            if sock is not None:
+                sock.close()
+        elif kind == "take":
+            worker.connections.discard(ident)
+            if ident in self._held:
+                sock, _ = self._held[ident]
+                self._held[ident] = (sock, None)
+                self._take(ident, sock)
+
+    def ended(self, worker: Worker) -> None:
+        """The worker's process is gone: answer its request, move its connections."""
+        self._all.discard(worker)
+        ident, _, _, writing = worker.state.busy()
+        worker.state.clear()
+        self._free_slots.append(worker.slot)
+        if worker.long:
+            self._long -= 1
+        if ident in self._held and self._held[ident][1] is worker:
+            sock, _ = self._held.pop(ident)
+            worker.connections.discard(ident)
+            if not writing:
+                problem = worker.problem
+                _say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
+                                           keep_alive=False))
+            _shut(sock)
+        for other in list(worker.connections):
+            self._rehome(other)
+        if not worker.long and not self._closing:
+            self._start(self._add())
+
+    # watching
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            now = time.monotonic()
+            for worker in list(self._all):
+                if worker.alive and not worker.acting and worker.ready.done():
+                    await self._check(worker, now)
+
+    async def _check(self, worker: Worker, now: float) -> None:
+        ident, started, cpu_s, _ = worker.state.busy()
+        if not ident:
+            return
+        elapsed = now - started
+        if elapsed >= self._timeout_s:
+            await self._act(worker, ident, started, query_timeout(self._timeout_s))
+        elif worker.long:
+            return
+        elif elapsed >= (SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S) \
+                and worker.cpu_s() - cpu_s >= COMPUTING_CPU_S:
+            if self._long >= self._max_long:
+                await self._act(worker, ident, started, HttpProblem(
+                    HTTP_UNAVAILABLE, f"server busy: {self._max_long} long queries are "
+                    "running; retry later"))
+            else:
+                await self._act(worker, ident, started, None)
+
+    async def _act(self, worker: Worker, ident: int, started: float,
+                   problem: HttpProblem | None) -> None:
+        """Kill the worker with `problem`, or (None) make its request long; only if it is
+        still on that request once frozen."""
+        worker.acting = True
+        try:
+            if not await worker.freeze():
                 return
-        self._idle.append(worker)
+            if worker.state.busy()[:2] != (ident, started):
+                worker.thaw()
+                return
+            if problem is not None:
+                worker.kill(problem)
+                return
+            worker.state.retire()
+            worker.long, self._long = True, self._long + 1
+            for other in list(worker.connections - {ident}):
+                self._rehome(other)
+            worker.lower_priority()
+            worker.thaw()
+            self._start(self._add())  # its seat in the pool goes to a new worker
+        finally:
+            worker.acting = False
+
+    # seats
+
+    def _rehome(self, ident: int) -> None:
+        if ident not in self._held:
+            return
+        sock, previous = self._held[ident]
+        if previous is not None:
+            previous.connections.discard(ident)
+        seats = [w for w in self._all if w.alive and not w.long and w.ready.done()]
+        if not seats:
+            self._held[ident] = (sock, None)
+            self._homeless.append(ident)
+            return
+        worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
+        self._held[ident] = (sock, worker)
+        try:
+            worker.adopt(ident, sock)
+        except OSError:  # it just ended: its own end moves the connection on
+            worker.connections.add(ident)
 
     async def _add(self) -> None:
         ours, theirs = messages.pair()
@@ -246,18 +299,12 @@ class QueryWorkers:
             self._free_slots.append(slot)
             ours.close()
             raise
-        worker = Worker(pid, ours, slot, self._spawner.states)
-        worker.gone.add_done_callback(lambda _: self._free_slots.append(slot))
+        worker = Worker(pid, ours, WorkerState(self._spawner.block, slot), slot, self)
         self._all.add(worker)
         await asyncio.wait_for(worker.ready, START_S)
-        self._release(worker)
-
-    def _retire(self, worker: Worker, *, replace: bool) -> None:
-        """Kill the worker's process (wherever it is) and start another if asked."""
-        self._all.discard(worker)
-        worker.kill()
-        if replace:
-            self._start(self._add())
+        homeless, self._homeless = self._homeless, []
+        for ident in homeless:
+            self._rehome(ident)
 
     def _start(self, job) -> None:
         task = asyncio.ensure_future(job)
@@ -265,19 +312,25 @@ class QueryWorkers:
         task.add_done_callback(self._background.discard)
 
 
-def _settle(future: asyncio.Future, value=None) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
-async def _within(future: asyncio.Future, seconds: float) -> None:
-    """Wait until `future` is done or `seconds` have passed (lighter than asyncio.wait)."""
-    if future.done():
-        return
-    wake = asyncio.get_running_loop().create_future()
-    timer = asyncio.get_running_loop().call_later(seconds, _settle, wake)
-    future.add_done_callback(lambda _: _settle(wake))
+def _stat(pid: int) -> list[str]:
+    """Fields of /proc/PID/stat after the command name (state first); empty once gone."""
     try:
-        await wake
-    finally:
-        timer.cancel()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _say(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.send(data)
+    except OSError:
+        pass
+
+
+def _shut(sock: socket.socket) -> None:
+    """End the connection for the client too (workers may hold descriptors of it)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
