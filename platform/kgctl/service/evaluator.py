@@ -28,10 +28,10 @@ from pathlib import Path
 from pyoxigraph import Store
 
 from kgctl.service import messages
-from kgctl.service.app import create_app
+from kgctl.service.app import DIRECT_PATHS, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
-from kgctl.service.exchange import Request, exchange, simple_response
+from kgctl.service.exchange import Request, drive, exchange, simple_response
 from kgctl.service.framing import Malformed, TooLarge, head_end, parse, request_end
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.worker_state import WorkerState, generation
@@ -85,6 +85,8 @@ class QueryWorker:
         self._connections: dict[int, Connection] = {}
         self._timers: list[tuple[float, int, int, int, bytes | None]] = []
         self._ids = itertools.count(1)
+        self._buffer = bytearray(PEEK_BYTES + 1)  # one buffer for every read: no allocation
+        self._view = memoryview(self._buffer)
         self._tick = itertools.count()
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
@@ -132,11 +134,17 @@ class QueryWorker:
         message = messages.receive(self._control)
         if message is None:
             return False
-        (kind, ident), fds = message
+        (kind, value), fds = message
         if kind == "adopt":
             sock = socket.socket(fileno=fds[0])
             sock.setblocking(False)
-            self._watch(Connection(sock, ident, IDLE))
+            self._watch(Connection(sock, value, IDLE))
+        elif kind == "release":  # give `value` connections back, idle ones first
+            chosen = sorted(self._connections.values(), key=lambda c: c.waiting != IDLE)[:value]
+            for connection in chosen:
+                self._forget(connection)
+                connection.sock.close()
+            messages.send(self._control, ("released", [c.ident for c in chosen]))
         return True
 
     def _watch(self, connection: Connection) -> None:
@@ -173,11 +181,12 @@ class QueryWorker:
         """Answer every whole request waiting on `connection`; False once retired."""
         while True:
             try:
-                data = connection.sock.recv(PEEK_BYTES + 1, socket.MSG_PEEK)
+                size = connection.sock.recv_into(self._buffer, 0, socket.MSG_PEEK)
             except BlockingIOError:
                 return True
             except OSError:
-                data = b""
+                size = 0
+            data = self._view[:size].tobytes()
             if not data:
                 self._close(connection)
                 return True
@@ -199,7 +208,7 @@ class QueryWorker:
                 self._hand_over(connection)
                 return True
             fresh = self._reopen_if_changed()
-            connection.sock.recv(end)  # now take it off the connection
+            connection.sock.recv_into(self._buffer, end)  # now take it off the connection
             connection.continued, connection.waiting = False, ""
             if not fresh:
                 self._refuse(connection, HTTP_UNAVAILABLE, "the store is being rewritten; "
@@ -212,6 +221,8 @@ class QueryWorker:
             if connection.timer < 0:
                 return True
             self._wait(connection, IDLE)
+            if size == end:  # nothing else was there: new bytes will raise a new event
+                return True
 
     def _request_end(self, connection: Connection, data: bytes) -> int | None:
         try:
@@ -252,13 +263,12 @@ class QueryWorker:
     def _answer(self, connection: Connection, request: Request) -> bool:
         """Answer `request` on `connection`; whether the connection may carry another."""
         self._state.begin(connection.ident, time.monotonic(), time.process_time())
+        answering = exchange(self._app, request, _Output(connection.sock, self._state).write)
         try:
-            # a timeout keeps the shared connection non-blocking for the owning process too
-            connection.sock.settimeout(self._config.timeout_s)
-            return self._loop.run_until_complete(exchange(self._app, request, _Output(
-                connection.sock, self._state).write))
+            if request.target.partition(b"?")[0].decode("latin-1") in DIRECT_PATHS:
+                return drive(answering, self._loop)
+            return self._loop.run_until_complete(answering)
         finally:
-            connection.sock.setblocking(False)
             self._state.end()
 
     def _hand_over(self, connection: Connection) -> None:
@@ -315,7 +325,12 @@ class _Output:
 
     def write(self, data: bytes) -> None:
         self._state.writing()
-        self._sock.sendall(data)
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self._sock.send(view):]
+            except BlockingIOError:  # a slow reader: wait (the deadline bounds it)
+                select.select([], [self._sock], [])
 
 
 def _request_line(data: bytes) -> tuple[str, bytes]:

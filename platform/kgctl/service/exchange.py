@@ -17,10 +17,10 @@ import asyncio
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import unquote
 
 from kgctl.service.asgi import Handler
@@ -29,6 +29,7 @@ HTTP_SERVER_ERROR = 500
 TEXT = b"text/plain; charset=utf-8"
 NO_BODY_STATUSES = frozenset({204, 304})
 Write = Callable[[bytes], object]
+T = TypeVar("T")
 
 
 class Request(NamedTuple):
@@ -159,3 +160,32 @@ async def exchange(app: Handler, request: Request, write: Write) -> bool:
             return response.keep_alive
         return False
     return response.keep_alive
+
+
+def drive(coroutine: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop) -> T:
+    """Run `coroutine` to its end: at once when it never waits (no event loop round trip),
+    else on `loop` from where it stopped. Use it only for code that needs no task of its own
+    before it first waits (plain handlers; not ones that start threads through anyio)."""
+    asyncio._set_running_loop(loop)  # what it creates belongs to `loop`
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    finally:
+        asyncio._set_running_loop(None)
+    return loop.run_until_complete(_resume(coroutine, waiting_on))
+
+
+async def _resume(coroutine: Coroutine[Any, Any, T], waiting_on: Any) -> T:
+    """Go on with a coroutine that stopped to wait on `waiting_on` (a future or None)."""
+    while True:
+        if waiting_on is not None:
+            waiting_on._asyncio_future_blocking = False
+            try:
+                await waiting_on
+            except BaseException:  # the coroutine gets it when resumed
+                pass
+        try:
+            waiting_on = coroutine.send(None)
+        except StopIteration as done:
+            return done.value

@@ -58,7 +58,7 @@ class Worker:
         self._loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self._loop.create_future()
         self.connections: set[int] = set()
-        self.long = self.acting = False
+        self.long = self.acting = self.releasing = False
         self.alive = True
         self.problem = CRASHED  # what its current request is answered if it ends
         sock.setblocking(False)
@@ -87,8 +87,11 @@ class Worker:
                 self._pool.told(self, value, fds)
 
     def adopt(self, ident: int, sock: socket.socket) -> None:
-        messages.send(self._sock, ("adopt", ident), [sock.fileno()])
+        self.ask("adopt", ident, sock)
         self.connections.add(ident)
+
+    def ask(self, kind: str, value: int, sock: socket.socket | None = None) -> None:
+        messages.send(self._sock, (kind, value), [sock.fileno()] if sock else [])
 
     def cpu_s(self) -> float:
         fields = _stat(self.pid)
@@ -177,7 +180,7 @@ class QueryWorkers:
     # what workers say
 
     def told(self, worker: Worker, value, fds: list[int]) -> None:
-        kind, ident = value
+        kind, ident = value  # for "released", the connections given back
         if kind == "opened":
             self._held[ident] = (socket.socket(fileno=fds[0]), worker)
             worker.connections.add(ident)
@@ -188,6 +191,11 @@ class QueryWorkers:
             sock, _ = self._held.pop(ident, (None, None))
             if sock is not None:
                 sock.close()
+        elif kind == "released":
+            worker.releasing = False
+            for moved in ident:
+                worker.connections.discard(moved)
+                self._rehome(moved)
         elif kind == "take":
             worker.connections.discard(ident)
             if ident in self._held:
@@ -225,6 +233,23 @@ class QueryWorkers:
             for worker in list(self._all):
                 if worker.alive and not worker.acting and worker.ready.done():
                     await self._check(worker, now)
+            self._balance()
+
+    def _balance(self) -> None:
+        """Ask the worker with the most connections to give some to the one with the least
+        (the kernel hands new connections to whichever free worker wakes first)."""
+        seats = self._seats()
+        if len(seats) < 2:
+            return
+        most = max(seats, key=lambda w: len(w.connections))
+        least = min(len(w.connections) for w in seats)
+        surplus = (len(most.connections) - least) // 2
+        if surplus and not most.releasing:
+            most.releasing = True
+            try:
+                most.ask("release", surplus)
+            except OSError:  # it just ended
+                pass
 
     async def _check(self, worker: Worker, now: float) -> None:
         ident, started, cpu_s, _ = worker.state.busy()
@@ -276,7 +301,7 @@ class QueryWorkers:
         sock, previous = self._held[ident]
         if previous is not None:
             previous.connections.discard(ident)
-        seats = [w for w in self._all if w.alive and not w.long and w.ready.done()]
+        seats = self._seats()
         if not seats:
             self._held[ident] = (sock, None)
             self._homeless.append(ident)
@@ -287,6 +312,10 @@ class QueryWorkers:
             worker.adopt(ident, sock)
         except OSError:  # it just ended: its own end moves the connection on
             worker.connections.add(ident)
+
+    def _seats(self) -> list[Worker]:
+        """The workers that take connections."""
+        return [w for w in self._all if w.alive and not w.long and w.ready.done()]
 
     async def _add(self) -> None:
         ours, theirs = messages.pair()
