@@ -32,16 +32,22 @@ from kgctl.service.app import DIRECT_PATHS, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.exchange import Request, drive, exchange, simple_response
-from kgctl.service.framing import Malformed, TooLarge, head_end, parse, request_end
+from kgctl.service.framing import (
+    CONTINUE,
+    PEEK_BYTES,
+    Malformed,
+    TooLarge,
+    head_end,
+    parse,
+    request_end,
+)
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.worker_state import WorkerState, generation
 
 OPEN_ATTEMPTS = 10
 OPEN_RETRY_S = 0.02
-PEEK_BYTES = 256 * 1024  # the largest request a worker reads (a query's body is smaller)
 RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
-CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408

@@ -23,6 +23,8 @@ from kgctl.service.exchange import Request
 
 HEAD_END = b"\r\n\r\n"
 MAX_HEAD_BYTES = 64 * 1024
+PEEK_BYTES = 256 * 1024  # the largest request read whole before any of it is taken
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d+)[ \t]*(?=\r\n)", re.IGNORECASE)
 _CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked", re.IGNORECASE)
 

@@ -15,6 +15,8 @@ from kgctl.service.asgi import Handler
 from kgctl.service.config import ServiceConfig
 from kgctl.service.exchange import Request, exchange, simple_response
 from kgctl.service.framing import (
+    CONTINUE,
+    PEEK_BYTES,
     Malformed,
     TooLarge,
     body_length,
@@ -24,8 +26,6 @@ from kgctl.service.framing import (
 )
 from kgctl.service.protocol import needs_writer
 
-PEEK_BYTES = 256 * 1024
-CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_LENGTH_REQUIRED = 411
