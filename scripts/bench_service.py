@@ -125,7 +125,12 @@ async def throughput(port: int, targets: list[str]) -> tuple[float, int]:
     async def run(index: int) -> None:
         n = index
         while time.perf_counter() < stop:
-            status, _ = await conns[index].get(targets[n % len(targets)])
+            try:
+                status, _ = await conns[index].get(targets[n % len(targets)])
+            except ConnectionError:  # counted as an error; the client connects again
+                conns[index].close()
+                conns[index] = await Connection.open(port)
+                status = 0
             counts[index] += 1
             errors[0] += status != 200
             n += 1
