@@ -82,6 +82,21 @@ def test_pipelined_requests_are_answered_in_order(url: str) -> None:
     assert b'"boolean":true' in answer.replace(b" ", b"") and PAPER_GRAPH.encode() in papers
 
 
+@pytest.mark.parametrize("garbage, status", [
+    (b"NOT HTTP AT ALL\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+     400),
+    (b"GET / HTTP/1.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431),
+    (b"PUT /store?default HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400),
+], ids=["not-http", "two-lengths", "huge-head", "two-lengths-upload"])
+def test_malformed_requests_are_refused_and_the_server_goes_on(url: str, garbage: bytes,
+                                                               status: int) -> None:
+    with connect(url) as sock:
+        sock.sendall(garbage)
+        assert responses(sock, 1)[0][0] == status
+    assert httpx.get(f"{url}/query", params={"query": ASK}).status_code == 200
+
+
 def test_expect_100_continue_gets_its_interim_answer(url: str) -> None:
     body = ASK.encode()
     with connect(url) as sock:

@@ -51,8 +51,6 @@ KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an i
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
-HTTP_TOO_LARGE = 413
-HTTP_HEADERS_TOO_LARGE = 431
 HTTP_UNAVAILABLE = 503
 
 
@@ -132,7 +130,7 @@ class QueryWorker:
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-        ident = os.getpid() << 24 | next(self._ids)
+        ident = os.getpid() << 32 | next(self._ids)
         messages.send(self._control, ("opened", ident), [sock.fileno()])
         self._watch(Connection(sock, ident, HEAD))
 
@@ -198,16 +196,16 @@ class QueryWorker:
                 return True
             try:
                 end = self._request_end(connection, data)
+                if end is None:  # not whole yet (or handed over): wait for more
+                    return True
+                request = parse(data[:end], keep_open=True, client=connection.client,
+                                server=connection.server)
             except TooLarge as exc:
-                self._refuse(connection, HTTP_TOO_LARGE, str(exc))
+                self._refuse(connection, exc.status, str(exc))
                 return True
             except Malformed as exc:
                 self._refuse(connection, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
                 return True
-            if end is None:  # not whole yet (or handed over): wait for more
-                return True
-            request = parse(data[:end], keep_open=True, client=connection.client,
-                            server=connection.server)
             path = request.target.partition(b"?")[0].decode("latin-1")
             if needs_writer(request.method, path, request.header(b"content-type"),
                             request.body):

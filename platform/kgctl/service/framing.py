@@ -21,6 +21,8 @@ import httptools
 
 from kgctl.service.exchange import Request
 
+HTTP_TOO_LARGE = 413
+HTTP_HEADERS_TOO_LARGE = 431
 HEAD_END = b"\r\n\r\n"
 MAX_HEAD_BYTES = 64 * 1024
 PEEK_BYTES = 256 * 1024  # the largest request read whole before any of it is taken
@@ -34,14 +36,19 @@ class Malformed(Exception):
 
 
 class TooLarge(Exception):
-    """The request's head or body passes its bound."""
+    """The request's head (431) or body (413) passes its bound."""
+
+    def __init__(self, message: str, *, status: int = HTTP_TOO_LARGE) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def head_end(data: bytes) -> int | None:
-    end = data.find(HEAD_END)
+    end = data.find(HEAD_END, 0, MAX_HEAD_BYTES)
     if end < 0:
         if len(data) > MAX_HEAD_BYTES:
-            raise TooLarge(f"request head over {MAX_HEAD_BYTES} bytes")
+            raise TooLarge(f"request head over {MAX_HEAD_BYTES} bytes",
+                           status=HTTP_HEADERS_TOO_LARGE)
         return None
     return end + len(HEAD_END)
 

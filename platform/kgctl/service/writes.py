@@ -30,7 +30,6 @@ HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_LENGTH_REQUIRED = 411
 HTTP_TOO_LARGE = 413
-HTTP_HEADERS_TOO_LARGE = 431
 
 
 class Refusal(Exception):
@@ -56,6 +55,9 @@ async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig)
     except Refusal as refusal:
         await _send(loop, sock, refusal.status, str(refusal))
         return False
+    except Malformed as exc:
+        await _send(loop, sock, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
+        return False
     chunks: list[bytes] = []
     keep_alive = await exchange(app, request, chunks.append)
     try:
@@ -75,7 +77,7 @@ async def _read(sock: socket.socket, config: ServiceConfig) -> Request:
         except TooLarge as exc:
             end_of_head = head_end(data)
             if end_of_head is None:
-                raise Refusal(HTTP_HEADERS_TOO_LARGE, str(exc)) from None
+                raise Refusal(exc.status, str(exc)) from None
             return await _read_large(loop, sock, data[:end_of_head], config, continued)
         except Malformed as exc:
             raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
