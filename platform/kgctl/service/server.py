@@ -1,14 +1,10 @@
 """The service process: the listening socket, the query workers that answer on it, and the
-writer, started and stopped together.
-
-The listening socket is created with ``IPPROTO_TCP`` (accepted connections get
-``TCP_NODELAY``: a response written in two parts must not meet Nagle's algorithm plus
-delayed ACK, a 40 ms stall).
-"""
+writer, started and stopped together."""
 
 from __future__ import annotations
 
 import asyncio
+import resource
 import signal
 import socket
 import threading
@@ -62,6 +58,9 @@ class Server:
             self._loop.call_soon_threadsafe(self._stopping.set)
 
     async def serve(self, listener: socket.socket) -> None:
+        # this process and each worker hold a descriptor of every connection
+        _, most = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
         self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):

@@ -182,6 +182,8 @@ class QueryWorkers:
     def told(self, worker: Worker, value, fds: list[int]) -> None:
         kind, ident = value  # for "released", the connections given back
         if kind == "opened":
+            if not fds:  # out of descriptors: the worker serves it, nothing can move it
+                return
             self._held[ident] = (socket.socket(fileno=fds[0]), worker)
             worker.connections.add(ident)
             if worker.long or not worker.alive:  # it will not serve it again
