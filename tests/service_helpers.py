@@ -16,10 +16,10 @@ from pathlib import Path
 
 from pyoxigraph import Quad, Store
 
-from kgctl.service.app import ServiceConfig, create_app
+from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.seed import mop30_quads
-from kgctl.service.server import listen, uvicorn_server
+from kgctl.service.server import Server, listen
 
 STARTUP_S = 30.0
 PAPER = "10.1021_ja105986b"
@@ -58,26 +58,24 @@ def _directory(store: Store) -> Path:
 
 
 @contextmanager
-def live_server(store: Store | Dataset, config: ServiceConfig | None = None, *,
-                header_timeout_s: float = 10.0) -> Iterator[str]:
+def live_server(store: Store | Dataset, config: ServiceConfig | None = None) -> Iterator[str]:
     """Serve a store directory on 127.0.0.1 in a thread; yields the base URL; stops after."""
     dataset = store if isinstance(store, Dataset) else Dataset(store, _directory(store))
-    server = uvicorn_server(create_app(dataset, config or ServiceConfig()),
-                            header_timeout_s=header_timeout_s)
+    server = Server(dataset, config or ServiceConfig())
     listener = listen("127.0.0.1", 0)
     port = listener.getsockname()[1]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread = threading.Thread(target=server.run, args=(listener,), daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_S
-    while not server.started:
+    while not server.started.wait(0.05):
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("service did not start")
-        time.sleep(0.02)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(STARTUP_S)
+        listener.close()
 
 
 def free_port() -> int:

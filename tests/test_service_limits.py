@@ -18,7 +18,7 @@ import pytest
 from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server, sample_store
 
-from kgctl.service.app import ServiceConfig
+from kgctl.service.config import ServiceConfig
 
 TIMEOUT_S = 0.5
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
@@ -51,8 +51,8 @@ def store() -> Store:
 @pytest.fixture(scope="module")
 def url(store: Store):
     config = ServiceConfig(timeout_s=TIMEOUT_S, max_bytes=1_000_000, workers=4, long_queries=2,
-                           body_timeout_s=BODY_TIMEOUT_S)
-    with live_server(store, config, header_timeout_s=HEADER_TIMEOUT_S) as base:
+                           header_timeout_s=HEADER_TIMEOUT_S, body_timeout_s=BODY_TIMEOUT_S)
+    with live_server(store, config) as base:
         yield base
 
 

@@ -17,7 +17,7 @@ from pyoxigraph import (
 from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store
 from SPARQLWrapper import JSON, TURTLE, SPARQLWrapper
 
-from kgctl.service.app import ServiceConfig
+from kgctl.service.config import ServiceConfig
 
 PREFIX = "PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>\n" \
          "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"

@@ -11,7 +11,7 @@ import pytest
 from pyoxigraph import Store
 from service_helpers import PAPER_GRAPH, live_server, sample_quads, sample_store
 
-from kgctl.service.app import ServiceConfig
+from kgctl.service.config import ServiceConfig
 
 TOKEN = "correct-horse-battery"
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"

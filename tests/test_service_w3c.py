@@ -15,7 +15,7 @@ from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server
 from w3c_protocol import HOST, Request, Target, is_update, load_cases, run_case
 
-from kgctl.service.app import ServiceConfig
+from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 
 TOKEN = "w3c-token"

@@ -12,7 +12,7 @@ from service_helpers import disk_store, live_server
 from store_helpers import OxigraphServer, record, step_triples
 
 from kgctl.cli import cli as main
-from kgctl.service.app import ServiceConfig
+from kgctl.service.config import ServiceConfig
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
 
 TOKEN = "s3cret-token"

@@ -5,8 +5,8 @@ also takes updates by POST; a bare GET answers the service description), ``/upda
 ``/store`` (Graph Store Protocol, ``?graph=`` or ``?default``; ``/store/...`` identifies a
 graph by its own URL), ``/papers`` and ``/prefixes`` (JSON), ``/healthz``, ``/`` (page) and
 ``/static/*``.
-Reads run in killable worker processes (kgctl.service.workers); writes run in this process,
-one at a time, in a writer thread.
+Each query worker (kgctl.service.workers) runs this app over a read-only view and answers the
+reads; the owning process runs it with the writer and answers the writes, one at a time.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache, partial
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict
 from pyoxigraph import RdfFormat
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
@@ -42,6 +41,7 @@ from kgctl.service.asgi import (
     read_body,
     respond,
 )
+from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.description import describe
 from kgctl.service.execution import (
@@ -51,18 +51,18 @@ from kgctl.service.execution import (
     TEXT,
     GraphRequest,
     HttpProblem,
-    Limits,
     QueryRequest,
+    answer,
     choose,
 )
 from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
-from kgctl.service.hosts import LOOPBACK_NAMES, HostGuard, request_url
+from kgctl.service.hosts import HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, parse_operation
 from kgctl.service.update_dataset import with_dataset
-from kgctl.service.workers import QueryWorkers
 
+T = TypeVar("T")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 # YASGUI is fetched at build time (scripts/fetch_yasgui.py); without it the page is a plain editor
 YASGUI_PAGE, PLAIN_PAGE = STATIC_DIR / "yasgui.html", STATIC_DIR / "index.html"
@@ -71,79 +71,64 @@ HTTP_NO_CONTENT = 204
 HTTP_UNAUTHORIZED = 401
 HTTP_FORBIDDEN = 403
 HTTP_METHOD_NOT_ALLOWED = 405
-HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
 HTTP_SERVER_ERROR = 500
-DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MAX_ROWS = 100_000
-DEFAULT_MAX_BYTES = 64_000_000
-DEFAULT_WORKERS = 8
-DEFAULT_LONG_QUERIES = 2
-DEFAULT_BODY_TIMEOUT_S = 30.0
 MAX_BODY_BYTES = 1_000_000
+# the SPARQL endpoints: plain handlers that never wait on anything but the store's writer, so a
+# query worker runs them without its event loop
+DIRECT_PATHS = frozenset({"/query", "/sparql", "/update"})
 
 
-class ServiceConfig(BaseModel):
-    """How `kgctl serve` behaves; every limit is an option of the command."""
+class Writer:
+    """The owning process's one writer thread; `on_change` runs after every write (query
+    workers must reopen their view)."""
 
-    model_config = ConfigDict(frozen=True)
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_rows: int = DEFAULT_MAX_ROWS
-    max_bytes: int = DEFAULT_MAX_BYTES
-    workers: int = DEFAULT_WORKERS
-    long_queries: int = DEFAULT_LONG_QUERIES
-    update_token: str | None = None  # None: updates disabled
-    cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all
-    union_default: bool = False  # default graph = union of all graphs
-    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES  # Host headers answered ('*': any)
-    allow_service: tuple[str, ...] = ()  # endpoints SERVICE / LOAD may contact
-    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
-    base_iri: str | None = None  # None: the URL of the endpoint the request went to
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
+        self._on_change = on_change
 
-    @property
-    def limits(self) -> Limits:
-        return Limits(max_rows=self.max_rows, max_bytes=self.max_bytes)
+    async def run(self, change: Callable[[], T]) -> T:
+        try:
+            return await asyncio.wrap_future(self._pool.submit(change))
+        finally:
+            self._on_change()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 class Service:
-    """What the request handlers share: the dataset, its workers, the writer and the config."""
+    """What the request handlers share: the dataset, the config and, in the owning process,
+    the writer. Reads run in the process that answers the request (a query worker)."""
 
-    def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
-        if dataset.path is None:
-            raise StoreError("the service needs a store directory (its workers open it "
-                             "read-only)")
-        self.dataset, self.config = dataset, config
-        self.workers = QueryWorkers(str(dataset.path), size=config.workers,
-                                    max_long=config.long_queries, limits=config.limits,
-                                    timeout_s=config.timeout_s)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
+    def __init__(self, dataset: Dataset, config: ServiceConfig, writer: Writer | None) -> None:
+        self.dataset, self.config, self._writer = dataset, config, writer
 
-    async def read(self, request: QueryRequest | GraphRequest) -> Response:
-        status, media_type, body = await self.workers.run(request)
-        return Response(body, status_code=status, media_type=media_type)
+    def read(self, request: QueryRequest | GraphRequest) -> Response:
+        reply = answer(self.dataset, request, self.config.limits)
+        return Response(reply.body, status_code=reply.status, media_type=reply.media_type)
 
     def authorise(self, scope: Scope) -> None:
         authorise(header(scope, b"authorization"), self.config.update_token)
 
-    async def write(self, scope: Scope, change: Callable[[], object]) -> object:
+    async def write(self, scope: Scope, change: Callable[[], T]) -> T:
         """Run `change` in the writer thread once the bearer token is checked; readers see it
         from their next request on."""
         self.authorise(scope)
+        if self._writer is None:
+            raise HttpProblem(HTTP_SERVER_ERROR, "writes are made by the owning process only")
         try:
-            return await asyncio.wrap_future(self._writer.submit(change))
+            return await self._writer.run(change)
         except SyntaxError as exc:
             raise HttpProblem(HTTP_BAD_REQUEST, f"invalid input: {exc}") from None
         except StoreError as exc:
             raise HttpProblem(HTTP_SERVER_ERROR, str(exc)) from None
-        finally:
-            self.workers.generation += 1
 
     async def body(self, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
-        """The request body, 413 past `limit`, 408 when it does not arrive in time."""
+        """The request body (already received whole, within the body timeout), 413 past
+        `limit`."""
         try:
-            return await asyncio.wait_for(read_body(receive, limit), self.config.body_timeout_s)
-        except TimeoutError:
-            raise HttpProblem(HTTP_REQUEST_TIMEOUT, "request body not received in time") from None
+            return await read_body(receive, limit)
         except BodyTooLarge as exc:
             raise HttpProblem(HTTP_TOO_LARGE, str(exc)) from None
 
@@ -151,19 +136,13 @@ class Service:
         """The configured base IRI, else the URL the request went to (without its query)."""
         return self.config.base_iri or request_url(scope)
 
-    async def start(self) -> None:
-        await self.workers.start()
 
-    async def stop(self) -> None:
-        await self.workers.close()
-        self._writer.shutdown(wait=True)
-
-
-def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
-    """The ASGI application serving `dataset` (run it with kgctl.service.server)."""
-    service = Service(dataset, config)
-    # the evidence view reads a paper's graph and provenance in this process, off the loop
-    evidence_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-evidence")
+def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = None
+               ) -> Handler:
+    """The ASGI application serving `dataset`: in each query worker without a `writer` (it
+    answers the reads), in the owning process with one (it answers what workers hand over:
+    the requests that change the store)."""
+    service = Service(dataset, config, writer)
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
@@ -179,7 +158,8 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
                 raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
             return await answer_update(scope, send, operation)
         check_remote(operation.query, config.allow_service)
-        await respond(send, *await service.workers.run(operation))
+        reply = answer(dataset, operation, config.limits)
+        await respond(send, reply.status, reply.media_type, reply.body)
 
     async def update_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         operation = parse_operation("POST", header(scope, b"content-type"),
@@ -206,8 +186,7 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
         await respond(send, HTTP_OK, fmt.media_type, body)
 
     async def papers(request: Request) -> Response:
-        listing = await asyncio.to_thread(dataset.papers)
-        return JSONResponse([p.model_dump() for p in listing])
+        return JSONResponse([p.model_dump() for p in dataset.papers()])
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -223,19 +202,13 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
         return PlainTextResponse(f"error: {exc}\n", status_code=exc.status,
                                  headers=problem_headers(exc))
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette):
-        await service.start()
-        yield
-        await service.stop()
-
     routes = [
         Route("/", page),
         *graph_store_routes(service),
         Route("/papers", papers),
         Route("/prefixes", prefixes),
         Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
-            dataset, evidence_pool.submit,
+            dataset, run_now,
             lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
@@ -244,7 +217,8 @@ def create_app(dataset: Dataset, config: ServiceConfig) -> Handler:
     endpoints = {"/query": sparql(query_endpoint, "GET, HEAD, POST"),
                  "/sparql": sparql(query_endpoint, "GET, HEAD, POST"),
                  "/update": sparql(update_endpoint, "POST")}
-    app: Handler = Front(endpoints, Starlette(routes=routes, lifespan=lifespan,
+    assert set(endpoints) == DIRECT_PATHS
+    app: Handler = Front(endpoints, Starlette(routes=routes,
                                               exception_handlers={HttpProblem: problem}))
     app = HostGuard(app, allowed=config.allowed_hosts)
     if config.cors_origins:
@@ -269,6 +243,16 @@ def sparql(endpoint: Handler, methods: str) -> Handler:
             await respond(send, exc.status, TEXT, f"error: {exc}\n".encode(), headers)
 
     return handle
+
+
+def run_now(job: Callable[[], T]) -> Future[T]:
+    """`job` run at once, as a done future (a worker answers one request at a time)."""
+    done: Future[T] = Future()
+    try:
+        done.set_result(job())
+    except Exception as exc:
+        done.set_exception(exc)
+    return done
 
 
 def problem_headers(exc: HttpProblem) -> dict[str, str] | None:

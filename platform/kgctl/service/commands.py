@@ -7,19 +7,20 @@ from pathlib import Path
 
 import click
 
-from kgctl.service.app import (
+from kgctl.service.config import (
     DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_LONG_QUERIES,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT_S,
+    DEFAULT_WORKER_MEMORY_MB,
     DEFAULT_WORKERS,
     ServiceConfig,
-    create_app,
 )
 from kgctl.service.dataset import Dataset
 from kgctl.service.hosts import LOOPBACK_NAMES
-from kgctl.service.server import DEFAULT_HEADER_TIMEOUT_S, listen, uvicorn_server
+from kgctl.service.server import Server, listen
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
@@ -44,10 +45,16 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 @click.option("--max-bytes", default=DEFAULT_MAX_BYTES, show_default=True,
               type=click.IntRange(min=1), help="Largest serialised result (and graph upload).")
 @click.option("--workers", default=DEFAULT_WORKERS, show_default=True,
-              type=click.IntRange(min=1), help="Query worker processes.")
+              type=click.IntRange(min=1),
+              help="Worker processes that accept connections and answer them (two per CPU "
+                   "core by default).")
 @click.option("--long-queries", default=DEFAULT_LONG_QUERIES, show_default=True,
               type=click.IntRange(min=1),
               help="Queries allowed to run longer than a quarter second at once; more are 503.")
+@click.option("--worker-memory", "worker_memory_mb", default=DEFAULT_WORKER_MEMORY_MB,
+              show_default=True, type=click.IntRange(min=64),
+              help="Memory (MB) a query worker may allocate; a query that needs more is "
+                   "stopped (500) instead of swapping the machine.")
 @click.option("--cors-origin", "cors_origins", multiple=True,
               help="Allow browser pages from this origin (repeatable; '*' for any).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
@@ -71,7 +78,7 @@ SECONDS = click.FloatRange(min=0, min_open=True)
                    "through the extraction tools (as `kgctl demo` does).")
 def command(store_path: Path, *, host: str, port: int, update_token: str | None,
             timeout_s: float, max_rows: int, max_bytes: int, workers: int, long_queries: int,
-            cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...],
+            worker_memory_mb: int, cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...],
             allow_service: tuple[str, ...], header_timeout_s: float, body_timeout_s: float,
             base_iri: str | None, union_default_graph: bool, seed_mop30: bool) -> None:
     """Serve a store as a SPARQL 1.1 endpoint with a query page at /.
@@ -91,19 +98,19 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
         dataset.load(mop30_quads(), replace=True)
     config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes,
                            workers=workers, long_queries=long_queries,
+                           worker_memory_mb=worker_memory_mb,
                            update_token=update_token or None, cors_origins=cors_origins,
                            union_default=union_default_graph,
                            allowed_hosts=(*LOOPBACK_NAMES, host.lower(), *allowed_hosts),
-                           allow_service=allow_service, body_timeout_s=body_timeout_s,
-                           base_iri=base_iri)
+                           allow_service=allow_service, header_timeout_s=header_timeout_s,
+                           body_timeout_s=body_timeout_s, base_iri=base_iri)
     listener = listen(host, port)
     bound_port = listener.getsockname()[1]
     click.echo(f"kgctl serve: http://{host}:{bound_port}/  (SPARQL at /query, updates "
                f"{'need the bearer token' if config.update_token else 'disabled'})", err=True)
     if not is_loopback(host):
         click.echo(f"warning: listening on {host}, reachable from other machines", err=True)
-    uvicorn_server(create_app(dataset, config), header_timeout_s=header_timeout_s
-                   ).run(sockets=[listener])
+    Server(dataset, config).run(listener)
 
 
 def is_loopback(host: str) -> bool:

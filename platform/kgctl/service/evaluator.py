@@ -1,50 +1,57 @@
-"""The query worker process: answers read requests from a read-only view of the store.
+"""The query worker process: accepts connections and answers their requests itself, from a
+read-only view of the store.
 
-It reads framed requests from its socket, reopens the view when the owning process says the
-store has changed (a RocksDB read-only view is a snapshot taken when it is opened), and writes
-one framed answer per request. It has no timer: the owning process kills it at the deadline.
+Every worker accepts on the service's listening socket (a worker busy with a request does not
+accept, so new connections go to free ones) and tells the owning process of each connection
+it takes, handing it a descriptor of it. A request is taken off its connection only once it is
+whole (until then the worker reads with ``MSG_PEEK``), so the owning process can move a
+connection to another worker at any moment this worker is stopped, with nothing lost. Requests
+that change the store are handed, unread, to the owning process, which holds the writer.
+
+The worker has no timer for its requests: the owning process watches its shared state and
+kills it at the deadline. It reopens its view when the store's change counter moves (a
+RocksDB read-only view is a snapshot taken when it is opened).
 """
 
 from __future__ import annotations
 
-import pickle
+import asyncio
+import heapq
+import itertools
+import mmap
+import os
+import select
 import socket
-import struct
 import time
+from pathlib import Path
 
 from pyoxigraph import Store
 
-from kgctl.service.execution import Answer, GraphRequest, Limits, QueryRequest, answer
+from kgctl.service import messages
+from kgctl.service.app import DIRECT_PATHS, create_app
+from kgctl.service.config import ServiceConfig
+from kgctl.service.dataset import Dataset
+from kgctl.service.exchange import Request, drive, exchange, simple_response
+from kgctl.service.framing import (
+    CONTINUE,
+    PEEK_BYTES,
+    Malformed,
+    TooLarge,
+    head_end,
+    parse,
+    request_end,
+)
+from kgctl.service.protocol import may_write, needs_writer
+from kgctl.service.worker_state import WorkerState, generation
 
-FRAME = struct.Struct("!Q")
-OPEN_ATTEMPTS = 5
+OPEN_ATTEMPTS = 10
 OPEN_RETRY_S = 0.02
-RECV_BYTES = 1 << 16
-
-
-def send_frame(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(FRAME.pack(len(payload)) + payload)  # one write: the reader wakes once
-
-
-class FrameReader:
-    """Reads length-prefixed frames from a socket, a large recv at a time."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock, self._buffer = sock, bytearray()
-
-    def next(self) -> bytes | None:
-        """The next frame, or None once the other end has closed the socket."""
-        while True:
-            if len(self._buffer) >= FRAME.size:
-                end = FRAME.size + FRAME.unpack_from(self._buffer)[0]
-                if len(self._buffer) >= end:
-                    frame = bytes(self._buffer[FRAME.size:end])
-                    del self._buffer[:end]
-                    return frame
-            chunk = self._sock.recv(RECV_BYTES)
-            if not chunk:
-                return None
-            self._buffer += chunk
+RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
+KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
+WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
+HTTP_BAD_REQUEST = 400
+HTTP_REQUEST_TIMEOUT = 408
+HTTP_UNAVAILABLE = 503
 
 
 def open_view(store_path: str) -> Store:
@@ -59,17 +66,295 @@ def open_view(store_path: str) -> Store:
     raise AssertionError("unreachable")
 
 
-def serve(sock: socket.socket, store_path: str, limits: Limits) -> None:
-    """The worker's main loop (until the owning process closes the socket)."""
-    store, seen = open_view(store_path), 0
-    send_frame(sock, pickle.dumps(time.process_time()))  # ready; CPU time spent starting up
-    frames = FrameReader(sock)
-    while (frame := frames.next()) is not None:
-        generation, request = pickle.loads(frame)
-        request: QueryRequest | GraphRequest
-        if generation != seen:
-            store, seen = open_view(store_path), generation
-        reply: Answer = answer(store, request, limits)
-        # the CPU time used so far lets the owner tell a computing query from a waiting one
-        send_frame(sock, pickle.dumps((reply.status, reply.media_type, reply.body,
-                                       time.process_time()), protocol=pickle.HIGHEST_PROTOCOL))
+IDLE, HEAD, BODY = "idle", "head", "body"  # what a connection is waiting for
+
+
+class Connection:
+    """A client connection this worker serves."""
+
+    def __init__(self, sock: socket.socket, ident: int, waiting: str) -> None:
+        self.sock, self.ident, self.waiting = sock, ident, waiting
+        self.client, self.server = _peer(sock), _address(sock.getsockname())
+        self.continued = False  # 100 Continue sent for the request being received
+        self.timer = 0  # which armed timer is current (older ones are ignored)
+
+
+class QueryWorker:
+    def __init__(self, control: socket.socket, listener: socket.socket, block: mmap.mmap,
+                 slot: int, store_path: str, config: ServiceConfig) -> None:
+        self._control, self._listener = control, listener
+        self._block, self._state = block, WorkerState(block, slot)
+        self._path, self._config = store_path, config
+        self._epoll = select.epoll()
+        self._connections: dict[int, Connection] = {}
+        self._timers: list[tuple[float, int, int, int, bytes | None]] = []
+        self._ids = itertools.count(1)
+        self._buffer = bytearray(PEEK_BYTES + 1)  # one buffer for every read: no allocation
+        self._view = memoryview(self._buffer)
+        self._tick = itertools.count()
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._seen = generation(block)
+        self._app = self._open_app()
+        self._state.clear()
+
+    def _open_app(self):
+        return create_app(Dataset(open_view(self._path), Path(self._path)), self._config)
+
+    def serve(self) -> None:
+        """Serve until the owning process closes the control socket or retires this worker."""
+        self._epoll.register(self._control.fileno(), select.EPOLLIN)
+        self._epoll.register(self._listener.fileno(), select.EPOLLIN)
+        messages.send(self._control, time.process_time())  # ready; CPU time starting up
+        while True:
+            for fd, _ in self._epoll.poll(self._next_timer()):
+                if fd == self._listener.fileno():
+                    self._accept()
+                elif fd == self._control.fileno():
+                    if not self._from_owner():
+                        return
+                elif (connection := self._connections.get(fd)) is not None:
+                    if not self._read(connection):
+                        return
+            self._expire()
+
+    # connections
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return  # another worker took it
+        except OSError:
+            return
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        ident = os.getpid() << 32 | next(self._ids)
+        messages.send(self._control, ("opened", ident), [sock.fileno()])
+        self._watch(Connection(sock, ident, HEAD))
+
+    def _from_owner(self) -> bool:
+        message = messages.receive(self._control)
+        if message is None:
+            return False
+        (kind, value), fds = message
+        if kind == "adopt":
+            sock = socket.socket(fileno=fds[0])
+            sock.setblocking(False)
+            self._watch(Connection(sock, value, IDLE))
+        elif kind == "release":  # give `value` connections back, idle ones first
+            chosen = sorted(self._connections.values(), key=lambda c: c.waiting != IDLE)[:value]
+            for connection in chosen:
+                self._forget(connection)
+                connection.sock.close()
+            messages.send(self._control, ("released", [c.ident for c in chosen]))
+        return True
+
+    def _watch(self, connection: Connection) -> None:
+        self._connections[connection.sock.fileno()] = connection
+        self._epoll.register(connection.sock.fileno(), WATCH)  # reports data already there
+        self._wait(connection, connection.waiting)
+
+    def _forget(self, connection: Connection) -> None:
+        fd = connection.sock.fileno()
+        self._epoll.unregister(fd)
+        del self._connections[fd]
+        connection.timer = -1
+
+    def _close(self, connection: Connection, last_words: bytes = b"") -> None:
+        """Say `last_words` and close (the owning process still holds the connection, so
+        shut it down: the client sees the end at once)."""
+        try:
+            if last_words:
+                connection.sock.send(last_words)
+            connection.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self._forget(connection)
+        connection.sock.close()
+        messages.send(self._control, ("closed", connection.ident))
+
+    def _refuse(self, connection: Connection, status: int, message: str) -> None:
+        self._close(connection, simple_response(status, f"error: {message}\n".encode(),
+                                                keep_alive=False))
+
+    # requests
+
+    def _read(self, connection: Connection) -> bool:
+        """Answer every whole request waiting on `connection`; False once retired."""
+        while True:
+            try:
+                size = connection.sock.recv_into(self._buffer, 0, socket.MSG_PEEK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                size = 0
+            data = self._view[:size].tobytes()
+            if not data:
+                self._close(connection)
+                return True
+            try:
+                end = self._request_end(connection, data)
+                if end is None:  # not whole yet (or handed over): wait for more
+                    return True
+                request = parse(data[:end], keep_open=True, client=connection.client,
+                                server=connection.server)
+            except TooLarge as exc:
+                self._refuse(connection, exc.status, str(exc))
+                return True
+            except Malformed as exc:
+                self._refuse(connection, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
+                return True
+            path = request.target.partition(b"?")[0].decode("latin-1")
+            if needs_writer(request.method, path, request.header(b"content-type"),
+                            request.body):
+                self._hand_over(connection)
+                return True
+            fresh = self._reopen_if_changed()
+            connection.sock.recv_into(self._buffer, end)  # now take it off the connection
+            connection.continued, connection.waiting = False, ""
+            if not fresh:
+                self._refuse(connection, HTTP_UNAVAILABLE, "the store is being rewritten; "
+                             "retry")
+                return True
+            if not self._answer(connection, request):
+                self._close(connection)
+            if self._state.retiring():
+                return False
+            if connection.timer < 0:
+                return True
+            self._wait(connection, IDLE)
+            if size == end:  # nothing else was there: new bytes will raise a new event
+                return True
+
+    def _request_end(self, connection: Connection, data: bytes) -> int | None:
+        try:
+            end = request_end(data, PEEK_BYTES)
+        except TooLarge:
+            end_of_head = head_end(data)
+            if end_of_head is None:
+                raise
+            method, target = _request_line(data)
+            if not may_write(method, target.partition(b"?")[0].decode("latin-1")):
+                raise
+            self._hand_over(connection)  # a large upload: the owning process reads it
+            return None
+        if end is None:
+            end_of_head = head_end(data)
+            if end_of_head is None:
+                self._wait(connection, HEAD)
+            else:
+                self._wait(connection, BODY)
+                if not connection.continued and \
+                        b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
+                    connection.continued = True
+                    connection.sock.send(CONTINUE)
+        return end
+
+    def _reopen_if_changed(self) -> bool:
+        """Open a new view if the store changed; False if that failed (the writer may be
+        switching files: the next request tries again)."""
+        if generation(self._block) != self._seen:
+            seen = generation(self._block)
+            try:
+                self._app = self._open_app()
+            except OSError:
+                return False
+            self._seen = seen
+        return True
+
+    def _answer(self, connection: Connection, request: Request) -> bool:
+        """Answer `request` on `connection`; whether the connection may carry another."""
+        self._state.begin(connection.ident, time.monotonic(), time.process_time())
+        answering = exchange(self._app, request, _Output(connection.sock, self._state).write)
+        try:
+            if request.target.partition(b"?")[0].decode("latin-1") in DIRECT_PATHS:
+                return drive(answering, self._loop)
+            return self._loop.run_until_complete(answering)
+        finally:
+            self._state.end()
+
+    def _hand_over(self, connection: Connection) -> None:
+        """Give a request that may change the store, unread, to the owning process."""
+        self._forget(connection)
+        messages.send(self._control, ("take", connection.ident))
+        connection.sock.close()
+
+    # timers
+
+    def _wait(self, connection: Connection, waiting: str) -> None:
+        """Start the clock for what `connection` now waits for (unless it already runs: a
+        client trickling bytes does not reset it)."""
+        if waiting == connection.waiting and connection.timer > 0:
+            return
+        connection.waiting = waiting
+        if waiting == IDLE:
+            self._arm(connection, KEEP_ALIVE_S, None)
+        elif waiting == HEAD:
+            self._arm(connection, self._config.header_timeout_s,
+                      b"request headers not received in time")
+        else:
+            self._arm(connection, self._config.body_timeout_s,
+                      b"request body not received in time")
+
+    def _arm(self, connection: Connection, seconds: float, message: bytes | None) -> None:
+        """Close `connection` after `seconds` (with a 408 saying `message`, if given)."""
+        connection.timer = next(self._tick) + 1
+        heapq.heappush(self._timers, (time.monotonic() + seconds, connection.timer,
+                                      connection.sock.fileno(), connection.ident, message))
+
+    def _next_timer(self) -> float:
+        return max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else -1
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _, tick, fd, ident, message = heapq.heappop(self._timers)
+            connection = self._connections.get(fd)
+            if connection is None or connection.ident != ident or connection.timer != tick:
+                continue
+            if message is None:
+                self._close(connection)
+            else:
+                self._refuse(connection, HTTP_REQUEST_TIMEOUT, message.decode())
+
+
+class _Output:
+    """Writes to the client, first marking the worker's state: from then on only closing the
+    connection is left to the owning process if this worker is stopped."""
+
+    def __init__(self, sock: socket.socket, state: WorkerState) -> None:
+        self._sock, self._state = sock, state
+
+    def write(self, data: bytes) -> None:
+        self._state.writing()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self._sock.send(view):]
+            except BlockingIOError:  # a slow reader: wait (the deadline bounds it)
+                select.select([], [self._sock], [])
+
+
+def _request_line(data: bytes) -> tuple[str, bytes]:
+    parts = data[:data.find(b"\r\n")].split(b" ")
+    if len(parts) != 3:
+        raise Malformed("bad request line")
+    return parts[0].decode("latin-1"), parts[1]
+
+
+def _peer(sock: socket.socket) -> tuple[str, int] | None:
+    try:
+        return _address(sock.getpeername())
+    except OSError:
+        return None
+
+
+def _address(address) -> tuple[str, int] | None:
+    return (address[0], address[1]) if isinstance(address, tuple) else None
+
+
+def serve(control: socket.socket, listener: socket.socket, block: mmap.mmap, slot: int,
+          store_path: str, config: ServiceConfig) -> None:
+    QueryWorker(control, listener, block, slot, store_path, config).serve()

@@ -1,6 +1,6 @@
 """Evaluate one read request under the service's row and byte limits (in a query worker).
 
-A worker process runs this; the time limit is not checked here: the process that owns the
+A query worker runs this; the time limit is not checked here: the process that owns the
 workers kills one whose query passes its deadline, which stops it wherever it is (inside
 pyoxigraph too). Rows are counted as they stream into a byte-bounded sink, so neither many
 rows nor a few huge ones are ever held whole.
@@ -19,15 +19,18 @@ from pyoxigraph import (
     QueryResultsFormat,
     QuerySolutions,
     RdfFormat,
-    Store,
     serialize,
 )
 
 from kgctl.service.dataset import Dataset
 from kgctl.service.negotiation import GRAPH_TYPES, SOLUTION_TYPES, by_name, negotiate
 from kgctl.service.results import WRITERS, ResultTooLarge, Sink
+from kgctl.store.base import QueryResult
 
 T = TypeVar("T")
+# the fewest bytes a row takes in each format ("{}," / "<result/>" / a line break)
+MIN_ROW_BYTES = {QueryResultsFormat.JSON: 3, QueryResultsFormat.XML: 9,
+                 QueryResultsFormat.CSV: 2, QueryResultsFormat.TSV: 1}
 HTTP_OK = 200
 HTTP_BAD_REQUEST = 400
 HTTP_NOT_FOUND = 404
@@ -80,57 +83,73 @@ class Answer(BaseModel):
     media_type: str
 
 
-def answer(store: Store, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
+def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
     """The response to a read request; refusals become an ``error:`` answer, not an exception."""
     try:
         if isinstance(request, GraphRequest):
-            return _graph(store, request, limits)
-        return _query(Dataset(store), request, limits)
+            return _graph(dataset, request, limits)
+        return _query(dataset, request, limits)
     except HttpProblem as problem:
         return Answer(status=problem.status, body=f"error: {problem}\n".encode(), media_type=TEXT)
 
 
 def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
+    result = _evaluate(dataset, request)
+    if isinstance(result, QueryBoolean):
+        fmt = choose(request, SOLUTION_TYPES)
+        return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
+    if isinstance(result, QuerySolutions):
+        fmt = choose(request, SOLUTION_TYPES)
+        # pyoxigraph writes a result short enough that it cannot hold too many rows; a
+        # longer one is evaluated again and its rows counted as they are written
+        quick = Sink(min(limits.max_bytes, MIN_ROW_BYTES[fmt] * limits.max_rows))
+        _fill(quick, limits, lambda: result.serialize(quick, fmt), exact=False)
+        if not quick.overflowed:
+            return Answer(body=quick.getvalue(), media_type=fmt.media_type)
+        result = _evaluate(dataset, request)
+        assert isinstance(result, QuerySolutions)
+        sink = Sink(limits.max_bytes)
+        variables = [v.value for v in result.variables]
+        rows = (tuple(solution) for solution in _bounded(result, limits, "rows"))
+        _fill(sink, limits, lambda: [sink.write(c) for c in WRITERS[fmt](variables, rows)])
+        return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+    fmt = choose(request, GRAPH_TYPES)
+    sink = Sink(limits.max_bytes)
+    _fill(sink, limits, lambda: serialize(_bounded(result, limits, "triples"), sink, fmt))
+    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+
+
+def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
     try:
-        result = dataset.query(request.query,
-                               default_graphs=[iri(g) for g in request.default_graphs],
-                               named_graphs=[iri(g) for g in request.named_graphs],
-                               union=request.union, base_iri=request.base_iri)
+        return dataset.query(request.query,
+                             default_graphs=[iri(g) for g in request.default_graphs],
+                             named_graphs=[iri(g) for g in request.named_graphs],
+                             union=request.union, base_iri=request.base_iri)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
     except (OSError, ValueError) as exc:  # evaluation errors, an unusable base IRI
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
-    if isinstance(result, QueryBoolean):
-        fmt = choose(request, SOLUTION_TYPES)
-        return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
-    sink = Sink(limits.max_bytes)
-    if isinstance(result, QuerySolutions):
-        fmt = choose(request, SOLUTION_TYPES)
-        variables = [v.value for v in result.variables]
-        rows = (tuple(solution) for solution in _bounded(result, limits, "rows"))
-        _fill(sink, limits, lambda: [sink.write(c) for c in WRITERS[fmt](variables, rows)])
-    else:
-        fmt = choose(request, GRAPH_TYPES)
-        _fill(sink, limits, lambda: serialize(_bounded(result, limits, "triples"), sink, fmt))
-    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
 
-def _graph(store: Store, request: GraphRequest, limits: Limits) -> Answer:
+def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Answer:
     graph = DefaultGraph() if request.graph is None else iri(request.graph)
     fmt = choose(request, GRAPH_TYPES)
-    if isinstance(graph, NamedNode) and not store.contains_named_graph(graph):
+    if not dataset.has_graph(graph):
         raise HttpProblem(HTTP_NOT_FOUND, f"no graph {graph} in this store")
     sink = Sink(limits.max_bytes)
-    triples = (q.triple for q in store.quads_for_pattern(None, None, None, graph))
+    triples = (q.triple for q in dataset.graph_quads(graph))
     _fill(sink, limits, lambda: serialize(_bounded(triples, limits, "triples"), sink, fmt))
     return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
 
-def _fill(sink: Sink, limits: Limits, write) -> None:
-    """Run `write` into `sink`; 422 when the result passes the byte limit."""
+def _fill(sink: Sink, limits: Limits, write, *, exact: bool = True) -> None:
+    """Run `write` into `sink`; 422 when the result passes the byte limit (unless `sink` is
+    shorter than that limit and not `exact`: then the caller looks at `sink.overflowed`)."""
     try:
         write()
     except (ResultTooLarge, OSError, ValueError) as exc:
+        if sink.overflowed and not exact and sink.max_bytes < limits.max_bytes:
+            return
         if sink.overflowed:
             raise HttpProblem(HTTP_UNPROCESSABLE,
                               f"result is larger than {limits.max_bytes} bytes (the server's "

@@ -59,9 +59,8 @@ def graph_store_routes(service: Service) -> list[Route]:
         graph = DefaultGraph() if name is None else iri(name)
         if request.method in ("GET", "HEAD"):
             params = request.query_params
-            return await service.read(GraphRequest(graph=name,
-                                                   accept=request.headers.get("accept"),
-                                                   format=params.get("format")))
+            return service.read(GraphRequest(graph=name, accept=request.headers.get("accept"),
+                                             format=params.get("format")))
         dataset = service.dataset
         if request.method == "DELETE":
             if not await service.write(request.scope, partial(dataset.delete_graph, graph)):

@@ -7,6 +7,10 @@ Pure: it sees the method, the Content-Type, the URL parameters and the body, not
 ('ASK {}', ('urn:g',))
 >>> parse_operation("POST", "application/sparql-update", [], b"CLEAR ALL").update
 'CLEAR ALL'
+>>> needs_writer("POST", "/sparql", FORM, b"update=CLEAR+ALL")
+True
+>>> needs_writer("GET", "/store", None, b""), needs_writer("POST", "/query", FORM, b"query=ASK{}")
+(False, False)
 >>> parse_operation("GET", None, [], b"")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -36,6 +40,29 @@ class UpdateRequest(BaseModel):
 
 
 Params = Sequence[tuple[str, str]]
+WRITE_METHODS = frozenset({"PUT", "POST", "DELETE"})
+
+
+def may_write(method: str, path: str) -> bool:
+    """Whether a request with this method and path may change the store (its body decides)."""
+    if path == "/update":
+        return True
+    if path == "/store" or path.startswith("/store/"):
+        return method in WRITE_METHODS
+    return path == "/sparql" and method == "POST"
+
+
+def needs_writer(method: str, path: str, content_type: str | None, body: bytes) -> bool:
+    """Whether a request changes the store (an update, or a Graph Store Protocol write):
+    those are answered by the process that owns the store, everything else by query workers."""
+    if not may_write(method, path):
+        return False
+    if path != "/sparql":
+        return True
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media == FORM:
+        return any(key == "update" for key, _ in parse_qsl(body.decode("latin-1")))
+    return media == DIRECT_UPDATE
 
 
 def parse_operation(method: str, content_type: str | None, params: Params, body: bytes,

@@ -1,29 +1,26 @@
-"""The HTTP server under the app: a TCP listener, uvicorn on uvloop + httptools, slow-client
-timeouts.
-
-The listening socket is created with ``IPPROTO_TCP`` so asyncio sets ``TCP_NODELAY`` on every
-accepted connection (with protocol 0 it does not, and uvicorn's separate header and body
-writes meet Nagle's algorithm plus delayed ACK: a 40 ms stall per response).
-"""
+"""The service process: the listening socket, the query workers that answer on it, and the
+writer, started and stopped together."""
 
 from __future__ import annotations
 
 import asyncio
+import resource
+import signal
 import socket
+import threading
 
-import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import uvloop
 
-from kgctl.errors import InputError
+from kgctl.errors import InputError, StoreError
+from kgctl.service.app import Writer, create_app
+from kgctl.service.config import ServiceConfig
+from kgctl.service.dataset import Dataset
+from kgctl.service.spawner import Spawner
+from kgctl.service.worker_state import bump_generation
+from kgctl.service.workers import SLOTS, QueryWorkers
+from kgctl.service.writes import answer_write
 
-# clients that pool connections (SPARQLWrapper, httpx) must not race the server closing an
-# idle one; uvicorn's 5 s default lost one request in 5,000 under the load benchmark
-KEEP_ALIVE_S = 75
-DEFAULT_HEADER_TIMEOUT_S = 10.0
 BACKLOG = 2048
-REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                   b"content-length: 43\r\nconnection: close\r\n\r\n"
-                   b"error: request headers not received in time\n")
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -39,83 +36,61 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-class Corked:
-    """A transport that joins the writes of one event-loop step into one: uvicorn writes a
-    response's head and body separately, which would cost two segments and two wakeups of
-    the client."""
+class Server:
+    """Serves `dataset` on a listening socket until `stop()` (or SIGINT/SIGTERM when run in
+    the main thread)."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport, self._loop = transport, loop
-        self._pending: list[bytes] = []
+    def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
+        if dataset.path is None:
+            raise StoreError("the service needs a store directory (its workers open it "
+                             "read-only)")
+        self.dataset, self.config = dataset, config
+        self.started = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
 
-    def write(self, data: bytes) -> None:
-        if not self._pending:
-            self._loop.call_soon(self._flush)
-        self._pending.append(data)
+    def run(self, listener: socket.socket) -> None:
+        uvloop.run(self.serve(listener))
 
-    def _flush(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            if not self._transport.is_closing():
-                self._transport.write(data)
+    def stop(self) -> None:
+        """Stop serving (from any thread)."""
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
 
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
+    async def serve(self, listener: socket.socket) -> None:
+        # this process and each worker hold a descriptor of every connection
+        _, most = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
+        self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._loop.add_signal_handler(signum, self._stopping.set)
+        spawner = Spawner(str(self.dataset.path), self.config, listener, SLOTS)
+        writer = Writer(on_change=lambda: bump_generation(spawner.block))
+        app = create_app(self.dataset, self.config, writer)
+        tasks: set[asyncio.Task] = set()
 
-    def __getattr__(self, name: str):
-        return getattr(self._transport, name)
+        def take(ident: int, sock: socket.socket) -> None:
+            task = asyncio.ensure_future(answer(ident, sock))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
 
+        async def answer(ident: int, sock: socket.socket) -> None:
+            if await answer_write(app, sock, self.config):
+                workers.give_back(ident)
+            else:
+                workers.drop(ident)
 
-def guarded_protocol(header_timeout_s: float) -> type[HttpToolsProtocol]:
-    """uvicorn's httptools protocol that closes a connection whose request headers do not
-    arrive within `header_timeout_s` (from connect, or from the first byte of a request)."""
-
-    class Guarded(HttpToolsProtocol):
-        _header_timer: asyncio.TimerHandle | None = None
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._header_timer = self.loop.call_later(header_timeout_s, self._too_slow)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _too_slow(self) -> None:
-            if not self.transport.is_closing():
-                self.transport.write(REQUEST_TIMEOUT)
-                self.transport.close()
-
-        def connection_made(self, transport) -> None:  # type: ignore[override]
-            sock = transport.get_extra_info("socket")
-            if sock is not None:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            super().connection_made(Corked(transport, self.loop))
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._arm()
-
-        def on_headers_complete(self) -> None:
-            self._disarm()
-            super().on_headers_complete()
-
-    return Guarded
-
-
-def uvicorn_server(app, *, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
-                   ) -> uvicorn.Server:
-    """A uvicorn server for `app` on uvloop and httptools (run with ``sockets=[listen(...)]``)."""
-    config = uvicorn.Config(app, loop="uvloop", http=guarded_protocol(header_timeout_s),
-                            lifespan="on", log_level="warning", access_log=False,
-                            timeout_keep_alive=KEEP_ALIVE_S, backlog=BACKLOG,
-                            proxy_headers=False)  # no proxy in front: client addresses as seen
-    return uvicorn.Server(config)
+        workers = QueryWorkers(spawner, size=self.config.workers,
+                               max_long=self.config.long_queries,
+                               timeout_s=self.config.timeout_s, take=take)
+        try:
+            await workers.start()
+            self.started.set()
+            await self._stopping.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await workers.close()
+            spawner.close()
+            writer.close()

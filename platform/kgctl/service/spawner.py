@@ -2,14 +2,16 @@
 
 The service process is multi-threaded (event loop, writer, RocksDB), so it must not fork
 itself; ``multiprocessing``'s fork server re-imports the main module in every child. This
-spawner is started once with pyoxigraph already imported; for each socket handed to it, it
-forks a worker that serves requests on that socket and answers the worker's pid. It ends when
-the service closes its control socket; workers end when the service closes theirs.
+spawner is started once with the worker's code already imported, the listening socket and the
+workers' shared state block; for each socket handed to it, it forks a worker that takes its
+orders on that socket, and answers the worker's pid. It ends when the service closes its
+control socket; workers end when the service closes theirs.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import struct
@@ -17,27 +19,40 @@ import subprocess
 import sys
 import threading
 
-from kgctl.service.evaluator import serve
-from kgctl.service.execution import Limits
+from kgctl.service.config import ServiceConfig
+from kgctl.service.worker_state import block_size, states_block
 
 PID = struct.Struct("!q")
+SLOT = struct.Struct("!I")
+MEGABYTE = 1 << 20
 
 
 class Spawner:
-    """The service's handle on the spawner process."""
+    """The service's handle on the spawner process, and the workers' shared state block."""
 
-    def __init__(self, store_path: str, limits: Limits) -> None:
+    def __init__(self, store_path: str, config: ServiceConfig, listener: socket.socket,
+                 slots: int) -> None:
         ours, theirs = socket.socketpair()
+        memfd = os.memfd_create("kgctl-worker-states")
+        os.ftruncate(memfd, block_size(slots))
+        self.block = states_block(slots, memfd)
+        fds = [theirs.fileno(), memfd, listener.fileno()]
+        # the config (with the update token) goes through a pipe, never the command line
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "kgctl.service.spawner", store_path,
-             limits.model_dump_json(), str(theirs.fileno())], pass_fds=[theirs.fileno()])
+            [sys.executable, "-m", "kgctl.service.spawner", store_path, *map(str, fds),
+             str(slots)], pass_fds=fds, stdin=subprocess.PIPE)
+        assert self._process.stdin is not None
+        with self._process.stdin as pipe:
+            pipe.write(config.model_dump_json().encode())
         theirs.close()
+        os.close(memfd)
         self._control, self._lock = ours, threading.Lock()
 
-    def spawn(self, worker_socket: socket.socket) -> int:
-        """Fork a worker serving `worker_socket`; its pid (blocking: call it from a thread)."""
+    def spawn(self, worker_socket: socket.socket, slot: int) -> int:
+        """Fork a worker taking orders on `worker_socket`, in state slot `slot`; its pid
+        (blocking: call it from a thread)."""
         with self._lock:
-            socket.send_fds(self._control, [b"w"], [worker_socket.fileno()])
+            socket.send_fds(self._control, [SLOT.pack(slot)], [worker_socket.fileno()])
             answer = self._control.recv(PID.size, socket.MSG_WAITALL)
         if len(answer) != PID.size:
             raise OSError("the worker spawner stopped")
@@ -48,13 +63,19 @@ class Spawner:
         self._process.wait()
 
 
-def main(store_path: str, limits_json: str, control_fd: int) -> None:
+def main(store_path: str, control_fd: int, states_fd: int, listener_fd: int,
+         slots: int) -> None:
+    from kgctl.service.evaluator import serve  # imported once, before any fork
+
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished workers
-    limits = Limits.model_validate_json(limits_json)
+    config = ServiceConfig.model_validate_json(sys.stdin.buffer.read())
+    block = states_block(slots, states_fd)
+    listener = socket.socket(fileno=listener_fd)
+    listener.setblocking(False)
     control = socket.socket(fileno=control_fd)
     while True:
         try:
-            _, fds, _, _ = socket.recv_fds(control, 1, 1)
+            data, fds, _, _ = socket.recv_fds(control, SLOT.size, 1)
         except OSError:
             return
         if not fds:
@@ -63,8 +84,11 @@ def main(store_path: str, limits_json: str, control_fd: int) -> None:
         if pid == 0:
             control.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            limit = config.worker_memory_mb * MEGABYTE
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
             try:
-                serve(socket.socket(fileno=fds[0]), store_path, limits)
+                serve(socket.socket(fileno=fds[0]), listener, block, SLOT.unpack(data)[0],
+                      store_path, config)
             finally:
                 os._exit(0)
         os.close(fds[0])
@@ -72,4 +96,4 @@ def main(store_path: str, limits_json: str, control_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], *map(int, sys.argv[2:6]))

@@ -1,101 +1,119 @@
-"""Query worker processes that can really be stopped.
+"""Query worker processes that answer HTTP themselves and can really be stopped.
 
-Each read request runs in a worker process over a read-only view of the store (the owning
-process keeps the only writer). A query that passes its deadline is killed with its process,
-so it stops using CPU at once, and a fresh worker takes its place.
+Workers accept the connections and answer reads in their own process, over a read-only view
+of the store (kgctl.service.evaluator); this process keeps the only writer, a descriptor of
+every connection, and watch over the workers through their shared state. A request that
+passes its deadline is killed with its process, so it stops using CPU at once; this process
+answers it 503 (unless the worker had begun its response), gives the worker's other
+connections to other workers (nothing of them was read) and starts a fresh worker.
 
-A burst of runaway queries must not starve cheap ones. Every query first gets a short budget;
-when it is spent, a query that has really computed (CPU time, not time spent waiting for a
-core) becomes *long*: its worker leaves the pool (a new one takes its seat), runs at a lower
-CPU priority, and retires afterwards. Only ``max_long`` long queries run at once; past that a
-computing query is stopped (503) at the end of a shorter budget, so a burst drains quickly and
-cheap queries keep finding a worker and a core.
+A burst of runaway queries must not starve cheap ones. Every request first gets a short
+budget; when it is spent, a request that has really computed (CPU time, not time spent
+waiting for a core) becomes *long*: its worker leaves the pool (a new one takes its seat, and
+its other connections move), runs at a lower CPU priority, and retires after answering. Only
+``max_long`` long requests run at once; past that a computing request is stopped (503) at the
+end of a shorter budget, so a burst drains quickly and cheap requests keep finding a worker
+and a core. Before acting on a worker this process freezes it (SIGSTOP), so what it reads of
+the worker's state is what the worker is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import signal
 import socket
-from collections import deque
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from kgctl.service.evaluator import FRAME
-from kgctl.service.execution import (
-    HTTP_UNAVAILABLE,
-    GraphRequest,
-    HttpProblem,
-    Limits,
-    QueryRequest,
-    query_timeout,
-)
+from kgctl.service import messages
+from kgctl.service.exchange import simple_response
+from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
 from kgctl.service.spawner import Spawner
+from kgctl.service.worker_state import WorkerState
 
 HTTP_SERVER_ERROR = 500
-SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
+TICK_S = 0.01  # how often the workers' states are looked at
+SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
-COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
-LONG_NICENESS = 10  # long queries yield the cores to short ones
-QUEUE_WAIT_S = 60.0  # longest wait for a free worker before the query is answered 503
+COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as computing
+LONG_NICENESS = 10  # long requests yield the cores to short ones
+FREEZE_S = 1.0  # longest wait for a worker to stop before trying again later
 START_S = 60.0
+SLOTS = 4096
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-Reply = tuple[int, str, bytes]  # status, media type, body
+CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
+                      "the query")
+Take = Callable[[int, socket.socket], None]
 
 
-class Worker(asyncio.Protocol):
-    """The owning process's end of one worker's socket: one request, one framed reply."""
+class Worker:
+    """This process's end of one worker process."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, pid: int, sock: socket.socket, state: WorkerState, slot: int,
+                 pool: QueryWorkers) -> None:
+        self.pid, self.slot, self.state, self._sock, self._pool = pid, slot, state, sock, pool
         self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
-        self.transport: asyncio.Transport | None = None
-        self.cpu_s = 0.0  # the worker's CPU time when it was last idle
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._buffer = bytearray()
-        self._reply: asyncio.Future[Reply] | None = None
+        self._loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[None] = self._loop.create_future()
+        self.connections: set[int] = set()
+        self.long = self.acting = self.releasing = False
+        self.alive = True
+        self.problem = CRASHED  # what its current request is answered if it ends
+        sock.setblocking(False)
+        self._loop.add_reader(sock.fileno(), self._readable)
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
-        self.transport = transport
+    def _readable(self) -> None:
+        while True:
+            try:
+                message = messages.receive(self._sock)
+            except BlockingIOError:
+                return
+            except OSError:
+                message = None
+            if message is None:
+                self._loop.remove_reader(self._sock.fileno())
+                self._sock.close()
+                self.alive = False
+                if not self.ready.done():
+                    self.ready.set_exception(ConnectionError("the query worker stopped"))
+                self._pool.ended(self)
+                return
+            value, fds = message
+            if not self.ready.done():
+                self.ready.set_result(None)
+            else:
+                self._pool.told(self, value, fds)
 
-    def ask(self, payload: bytes) -> asyncio.Future[Reply]:
-        self._reply = asyncio.get_running_loop().create_future()
-        if self.transport is None or self.transport.is_closing():  # it died while idle
-            self._reply.set_exception(ConnectionError("the query worker stopped"))
-        else:
-            self.transport.write(FRAME.pack(len(payload)) + payload)
-        return self._reply
+    def adopt(self, ident: int, sock: socket.socket) -> None:
+        self.ask("adopt", ident, sock)
+        self.connections.add(ident)
 
-    def data_received(self, data: bytes) -> None:
-        self._buffer += data
-        if len(self._buffer) < FRAME.size:
-            return
-        size = FRAME.unpack_from(self._buffer)[0]
-        if len(self._buffer) < FRAME.size + size:
-            return
-        message = pickle.loads(self._buffer[FRAME.size:FRAME.size + size])
-        del self._buffer[:FRAME.size + size]
-        if not self.ready.done():  # the first frame: started, with the CPU time that took
-            self.cpu_s = message
-            self.ready.set_result(None)
-        elif self._reply and not self._reply.done():
-            status, media_type, body, self.cpu_s = message
-            self._reply.set_result((status, media_type, body))
+    def ask(self, kind: str, value: int, sock: socket.socket | None = None) -> None:
+        messages.send(self._sock, (kind, value), [sock.fileno()] if sock else [])
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        for waiting in (self.ready, self._reply):
-            if waiting is not None and not waiting.done():
-                waiting.set_exception(ConnectionError("the query worker stopped"))
+    def cpu_s(self) -> float:
+        fields = _stat(self.pid)
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else float("inf")
 
-    def computing(self) -> bool:
-        """Whether the current query has used real CPU time (True where that is unknown)."""
-        try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            return True
-        used = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS - self.cpu_s
-        return used >= COMPUTING_CPU_S
+    async def freeze(self) -> bool:
+        """Stop the process (SIGSTOP) and wait until it is stopped; False if it ended."""
+        if not self._signal(signal.SIGSTOP):
+            return False
+        deadline = self._loop.time() + FREEZE_S
+        while self.alive and self._loop.time() < deadline:
+            fields = _stat(self.pid)
+            if not fields or fields[0] in "ZX":
+                return False
+            if fields[0] in "tT":
+                return True
+            await asyncio.sleep(TICK_S / 10)
+        self.thaw()
+        return False
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
 
     def lower_priority(self) -> None:
         try:
@@ -103,139 +121,221 @@ class Worker(asyncio.Protocol):
         except OSError:  # already gone: nothing to slow down
             pass
 
-    def kill(self) -> None:
-        if self._reply is not None:
-            self._reply.cancel()  # no one waits for it any more
-        try:
-            signal.pidfd_send_signal(self._handle, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    def kill(self, problem: HttpProblem | None = None) -> None:
+        if problem is not None:
+            self.problem = problem
+        self._signal(signal.SIGKILL)
+
+    def close(self) -> None:
+        self.kill()
         os.close(self._handle)
-        if self.transport is not None:
-            self.transport.close()
+
+    def _signal(self, signum: int) -> bool:
+        try:
+            signal.pidfd_send_signal(self._handle, signum)
+        except (ProcessLookupError, OSError):
+            return False
+        return True
 
 
 class QueryWorkers:
-    """`size` pooled worker processes plus at most `max_long` running long queries."""
+    """`size` pooled worker processes plus at most `max_long` retiring with a long request;
+    `take` receives the connections whose request must be answered by this process."""
 
-    def __init__(self, store_path: str, *, size: int, max_long: int, limits: Limits,
-                 timeout_s: float) -> None:
-        self._path, self._size, self._max_long = store_path, size, max_long
-        self._limits, self._timeout_s = limits, timeout_s
-        self._spawner: Spawner | None = None
-        self._idle: list[Worker] = []
-        self._waiting: deque[asyncio.Future[Worker]] = deque()
-        self._long = 0
-        self._background: set[asyncio.Future] = set()
+    def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float,
+                 take: Take) -> None:
+        self._spawner, self._size, self._max_long = spawner, size, max_long
+        self._timeout_s, self._take = timeout_s, take
         self._all: set[Worker] = set()
-        self.generation = 0  # bumped by the writer: workers reopen their view
+        self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
+        self._homeless: list[int] = []  # connections waiting for a worker to start
+        self._long = 0
+        self._free_slots = list(range(SLOTS - 1, -1, -1))
+        self._background: set[asyncio.Future] = set()
+        self._closing = False
 
     async def start(self) -> None:
-        self._spawner = Spawner(self._path, self._limits)
         await asyncio.gather(*(self._add() for _ in range(self._size)))
+        self._start(self._watch())
 
     async def close(self) -> None:
+        self._closing = True
         for task in self._background:
             task.cancel()
         for worker in list(self._all):
-            self._all.discard(worker)
-            worker.kill()
-        if self._spawner is not None:
-            self._spawner.close()
+            worker.close()
+        for sock, _ in self._held.values():
+            sock.close()
+        self._held.clear()
 
-    async def run(self, request: QueryRequest | GraphRequest) -> Reply:
-        """(status, media type, body) within the time limit, or 503. A read that loses its
-        worker (a view opened while the writer switched files) is tried once more."""
-        try:
-            return await self._run_once(request)
-        except ConnectionError:
-            pass
-        try:
-            return await self._run_once(request)
-        except ConnectionError:
-            raise HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); "
-                              "narrow the query") from None
+    def give_back(self, ident: int) -> None:
+        """A connection this process answered on may carry more requests: to a worker."""
+        self._rehome(ident)
 
-    async def _run_once(self, request: QueryRequest | GraphRequest) -> Reply:
-        worker = self._idle.pop() if self._idle else await self._wait_for_worker()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout_s
-        reply = worker.ask(pickle.dumps((self.generation, request), pickle.HIGHEST_PROTOCOL))
-        long = False
-        try:
-            while not reply.done():
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise query_timeout(self._timeout_s)
-                if long:
-                    await _within(reply, left)
-                    continue
-                budget = SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S
-                await _within(reply, min(budget, left))
-                if reply.done() or loop.time() >= deadline or not worker.computing():
-                    continue
-                if self._long >= self._max_long:
-                    raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: {self._max_long} long "
-                                      "queries are running; retry later")
-                long, self._long = True, self._long + 1
-                worker.lower_priority()
-                self._start(self._add())  # its seat in the pool goes to a new worker
-            answer = reply.result()
-        except BaseException:
-            self._retire(worker, replace=not long)
-            raise
-        finally:
-            if long:
-                self._long -= 1
-        if long:
-            self._retire(worker, replace=False)
-        else:
-            self._release(worker)
-        return answer
+    def drop(self, ident: int) -> None:
+        sock, _ = self._held.pop(ident, (None, None))
+        if sock is not None:
+            _shut(sock)
 
-    async def _wait_for_worker(self) -> Worker:
-        loop = asyncio.get_running_loop()
-        seat: asyncio.Future[Worker] = loop.create_future()
-        self._waiting.append(seat)
-        timer = loop.call_later(QUEUE_WAIT_S, _settle, seat)
-        try:
-            worker = await seat
-        except asyncio.CancelledError:
-            if seat.done() and not seat.cancelled() and seat.result() is not None:
-                self._release(seat.result())  # handed a worker just as its request ended
-            raise
-        finally:
-            timer.cancel()
-        if worker is None:
-            raise HttpProblem(HTTP_UNAVAILABLE, f"server busy: no query worker was free for "
-                              f"{QUEUE_WAIT_S:g} s; retry later")
-        return worker
+    # what workers say
 
-    def _release(self, worker: Worker) -> None:
-        while self._waiting:
-            seat = self._waiting.popleft()
-            if not seat.done():
-                seat.set_result(worker)
+    def told(self, worker: Worker, value, fds: list[int]) -> None:
+        kind, ident = value  # for "released", the connections given back
+        if kind == "opened":
+            if not fds:  # out of descriptors: the worker serves it, nothing can move it
                 return
-        self._idle.append(worker)
+            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
+            worker.connections.add(ident)
+            if worker.long or not worker.alive:  # it will not serve it again
+                self._rehome(ident)
+        elif kind == "closed":
+            worker.connections.discard(ident)
+            sock, _ = self._held.pop(ident, (None, None))
+            if sock is not None:
+                sock.close()
+        elif kind == "released":
+            worker.releasing = False
+            for moved in ident:
+                worker.connections.discard(moved)
+                self._rehome(moved)
+        elif kind == "take":
+            worker.connections.discard(ident)
+            if ident in self._held:
+                sock, _ = self._held[ident]
+                self._held[ident] = (sock, None)
+                self._take(ident, sock)
+
+    def ended(self, worker: Worker) -> None:
+        """The worker's process is gone: answer its request, move its connections."""
+        self._all.discard(worker)
+        ident, _, _, writing = worker.state.busy()
+        worker.state.clear()
+        self._free_slots.append(worker.slot)
+        if worker.long:
+            self._long -= 1
+        if ident in self._held and self._held[ident][1] is worker:
+            sock, _ = self._held.pop(ident)
+            worker.connections.discard(ident)
+            if not writing:
+                problem = worker.problem
+                _say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
+                                           keep_alive=False))
+            _shut(sock)
+        for other in list(worker.connections):
+            self._rehome(other)
+        if not worker.long and not self._closing:
+            self._start(self._add())
+
+    # watching
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            now = time.monotonic()
+            for worker in list(self._all):
+                if worker.alive and not worker.acting and worker.ready.done():
+                    await self._check(worker, now)
+            self._balance()
+
+    def _balance(self) -> None:
+        """Ask the worker with the most connections to give some to the one with the least
+        (the kernel hands new connections to whichever free worker wakes first)."""
+        seats = self._seats()
+        if len(seats) < 2:
+            return
+        most = max(seats, key=lambda w: len(w.connections))
+        least = min(len(w.connections) for w in seats)
+        surplus = (len(most.connections) - least) // 2
+        if surplus and not most.releasing:
+            most.releasing = True
+            try:
+                most.ask("release", surplus)
+            except OSError:  # it just ended
+                pass
+
+    async def _check(self, worker: Worker, now: float) -> None:
+        ident, started, cpu_s, _ = worker.state.busy()
+        if not ident:
+            return
+        elapsed = now - started
+        if elapsed >= self._timeout_s:
+            await self._act(worker, ident, started, query_timeout(self._timeout_s))
+        elif worker.long:
+            return
+        elif elapsed >= (SHORT_BUDGET_S if self._long < self._max_long else BUSY_BUDGET_S) \
+                and worker.cpu_s() - cpu_s >= COMPUTING_CPU_S:
+            if self._long >= self._max_long:
+                await self._act(worker, ident, started, HttpProblem(
+                    HTTP_UNAVAILABLE, f"server busy: {self._max_long} long queries are "
+                    "running; retry later"))
+            else:
+                await self._act(worker, ident, started, None)
+
+    async def _act(self, worker: Worker, ident: int, started: float,
+                   problem: HttpProblem | None) -> None:
+        """Kill the worker with `problem`, or (None) make its request long; only if it is
+        still on that request once frozen."""
+        worker.acting = True
+        try:
+            if not await worker.freeze():
+                return
+            if worker.state.busy()[:2] != (ident, started):
+                worker.thaw()
+                return
+            if problem is not None:
+                worker.kill(problem)
+                return
+            worker.state.retire()
+            worker.long, self._long = True, self._long + 1
+            for other in list(worker.connections - {ident}):
+                self._rehome(other)
+            worker.lower_priority()
+            worker.thaw()
+            self._start(self._add())  # its seat in the pool goes to a new worker
+        finally:
+            worker.acting = False
+
+    # seats
+
+    def _rehome(self, ident: int) -> None:
+        if ident not in self._held:
+            return
+        sock, previous = self._held[ident]
+        if previous is not None:
+            previous.connections.discard(ident)
+        seats = self._seats()
+        if not seats:
+            self._held[ident] = (sock, None)
+            self._homeless.append(ident)
+            return
+        worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
+        self._held[ident] = (sock, worker)
+        try:
+            worker.adopt(ident, sock)
+        except OSError:  # it just ended: its own end moves the connection on
+            worker.connections.add(ident)
+
+    def _seats(self) -> list[Worker]:
+        """The workers that take connections."""
+        return [w for w in self._all if w.alive and not w.long and w.ready.done()]
 
     async def _add(self) -> None:
-        assert self._spawner is not None
-        ours, theirs = socket.socketpair()
-        with theirs:
-            pid = await asyncio.wait_for(asyncio.to_thread(self._spawner.spawn, theirs), START_S)
-        loop = asyncio.get_running_loop()
-        _, worker = await loop.create_connection(lambda: Worker(pid), sock=ours)
+        ours, theirs = messages.pair()
+        slot = self._free_slots.pop()
+        try:
+            with theirs:
+                pid = await asyncio.wait_for(
+                    asyncio.to_thread(self._spawner.spawn, theirs, slot), START_S)
+        except BaseException:
+            self._free_slots.append(slot)
+            ours.close()
+            raise
+        worker = Worker(pid, ours, WorkerState(self._spawner.block, slot), slot, self)
         self._all.add(worker)
         await asyncio.wait_for(worker.ready, START_S)
-        self._release(worker)
-
-    def _retire(self, worker: Worker, *, replace: bool) -> None:
-        """Kill the worker's process (wherever it is) and start another if asked."""
-        self._all.discard(worker)
-        worker.kill()
-        if replace:
-            self._start(self._add())
+        homeless, self._homeless = self._homeless, []
+        for ident in homeless:
+            self._rehome(ident)
 
     def _start(self, job) -> None:
         task = asyncio.ensure_future(job)
@@ -243,19 +343,25 @@ class QueryWorkers:
         task.add_done_callback(self._background.discard)
 
 
-def _settle(future: asyncio.Future, value=None) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
-async def _within(future: asyncio.Future, seconds: float) -> None:
-    """Wait until `future` is done or `seconds` have passed (lighter than asyncio.wait)."""
-    if future.done():
-        return
-    wake = asyncio.get_running_loop().create_future()
-    timer = asyncio.get_running_loop().call_later(seconds, _settle, wake)
-    future.add_done_callback(lambda _: _settle(wake))
+def _stat(pid: int) -> list[str]:
+    """Fields of /proc/PID/stat after the command name (state first); empty once gone."""
     try:
-        await wake
-    finally:
-        timer.cancel()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _say(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.send(data)
+    except OSError:
+        pass
+
+
+def _shut(sock: socket.socket) -> None:
+    """End the connection for the client too (workers may hold descriptors of it)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()

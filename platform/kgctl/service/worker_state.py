@@ -1,0 +1,67 @@
+"""What each query worker tells the owning process without a message: a small shared memory
+block, a slot per worker, plus the store's change counter.
+
+A worker writes which connection's request it is answering, since when, its CPU time then
+and whether it has begun writing the response; the owning process reads that (freezing the
+worker first when it must act on it) and writes ``retire``.
+
+>>> block = states_block(4)
+>>> state = WorkerState(block, 2)
+>>> state.begin(7, 1.5, 0.25); state.busy()
+(7, 1.5, 0.25, False)
+>>> state.writing(); state.busy()[3], WorkerState(block, 1).busy()
+(True, (0, 0.0, 0.0, False))
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+
+SLOT = struct.Struct("=qdd??")  # connection (0: idle), started, CPU time then, writing, retire
+SLOT_BYTES = 32
+GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
+
+
+def block_size(slots: int) -> int:
+    return GENERATION.size + slots * SLOT_BYTES
+
+
+def states_block(slots: int, fd: int = -1) -> mmap.mmap:
+    """The shared block (anonymous, or over the memfd `fd` of `block_size(slots)` bytes)."""
+    return mmap.mmap(fd, block_size(slots))
+
+
+def generation(block: mmap.mmap) -> int:
+    return GENERATION.unpack_from(block)[0]
+
+
+def bump_generation(block: mmap.mmap) -> None:
+    GENERATION.pack_into(block, 0, generation(block) + 1)
+
+
+class WorkerState:
+    def __init__(self, block: mmap.mmap, slot: int) -> None:
+        self._block, self._at = block, GENERATION.size + slot * SLOT_BYTES
+
+    def begin(self, connection: int, started: float, cpu_s: float) -> None:
+        SLOT.pack_into(self._block, self._at, connection, started, cpu_s, False, self.retiring())
+
+    def writing(self) -> None:
+        self._block[self._at + 24] = 1
+
+    def end(self) -> None:
+        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, self.retiring())
+
+    def busy(self) -> tuple[int, float, float, bool]:
+        """(connection, started, CPU time then, writing); connection 0 when idle."""
+        return SLOT.unpack_from(self._block, self._at)[:4]
+
+    def retiring(self) -> bool:
+        return bool(self._block[self._at + 25])
+
+    def retire(self) -> None:
+        self._block[self._at + 25] = 1
+
+    def clear(self) -> None:
+        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, False)

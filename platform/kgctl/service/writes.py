@@ -1,0 +1,165 @@
+"""The owning process's share of the requests: those that change the store.
+
+A query worker hands such a request over unread, with its connection. This process reads it
+(taking exactly that request off the connection, within the header and body timeouts and the
+size bounds), answers it with the app that holds the writer, and gives the connection back to
+a worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+from kgctl.service.asgi import Handler
+from kgctl.service.config import ServiceConfig
+from kgctl.service.exchange import Request, exchange, simple_response
+from kgctl.service.framing import (
+    CONTINUE,
+    PEEK_BYTES,
+    Malformed,
+    TooLarge,
+    body_length,
+    head_end,
+    parse,
+    request_end,
+)
+from kgctl.service.protocol import needs_writer
+
+HTTP_BAD_REQUEST = 400
+HTTP_REQUEST_TIMEOUT = 408
+HTTP_LENGTH_REQUIRED = 411
+HTTP_TOO_LARGE = 413
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig) -> bool:
+    """Read one request from `sock` and answer it; whether the connection may go on."""
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    try:
+        request = await asyncio.wait_for(_read(sock, config), config.header_timeout_s
+                                         + config.body_timeout_s)
+        path = request.target.partition(b"?")[0].decode("latin-1")
+        if not needs_writer(request.method, path, request.header(b"content-type"),
+                            request.body):
+            raise Refusal(HTTP_TOO_LARGE, f"a query may be at most {PEEK_BYTES} bytes")
+    except TimeoutError:
+        await _send(loop, sock, HTTP_REQUEST_TIMEOUT, "request not received in time")
+        return False
+    except Refusal as refusal:
+        await _send(loop, sock, refusal.status, str(refusal))
+        return False
+    except Malformed as exc:
+        await _send(loop, sock, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
+        return False
+    chunks: list[bytes] = []
+    keep_alive = await exchange(app, request, chunks.append)
+    try:
+        await loop.sock_sendall(sock, b"".join(chunks))
+    except OSError:
+        return False
+    return keep_alive
+
+
+async def _read(sock: socket.socket, config: ServiceConfig) -> Request:
+    loop = asyncio.get_running_loop()
+    continued = False
+    while True:
+        data = await _peek(loop, sock)
+        try:
+            end = request_end(data, PEEK_BYTES)
+        except TooLarge as exc:
+            end_of_head = head_end(data)
+            if end_of_head is None:
+                raise Refusal(exc.status, str(exc)) from None
+            return await _read_large(loop, sock, data[:end_of_head], config, continued)
+        except Malformed as exc:
+            raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
+        if end is not None:
+            await loop.sock_recv(sock, end)
+            return _parse(data[:end], sock)
+        end_of_head = head_end(data)
+        if end_of_head is not None and not continued and \
+                b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
+            continued = True
+            await loop.sock_sendall(sock, CONTINUE)
+        await _readable(loop, sock, len(data))
+
+
+async def _read_large(loop, sock: socket.socket, head: bytes, config: ServiceConfig,
+                      continued: bool) -> Request:
+    """A request whose body is larger than a peek: the head, then exactly its body."""
+    length = body_length(head)
+    if length is None:
+        raise Refusal(HTTP_LENGTH_REQUIRED, f"a chunked body may be at most {PEEK_BYTES} "
+                      "bytes; send Content-Length")
+    if length > config.max_bytes:
+        raise Refusal(HTTP_TOO_LARGE, f"request body over {config.max_bytes} bytes")
+    await loop.sock_recv(sock, len(head))
+    if not continued and b"\r\nexpect: 100-continue" in head.lower():
+        await loop.sock_sendall(sock, CONTINUE)
+    body = bytearray()
+    while len(body) < length:
+        chunk = await loop.sock_recv(sock, min(length - len(body), 1 << 20))
+        if not chunk:
+            raise Refusal(HTTP_BAD_REQUEST, "the request body ended early")
+        body += chunk
+    return _parse(head + body, sock)
+
+
+def _parse(data: bytes, sock: socket.socket) -> Request:
+    try:
+        return parse(data, keep_open=True, client=tuple(sock.getpeername()[:2]),
+                     server=tuple(sock.getsockname()[:2]))
+    except Malformed as exc:
+        raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
+
+
+async def _peek(loop, sock: socket.socket) -> bytes:
+    while True:
+        try:
+            data = sock.recv(PEEK_BYTES + 1, socket.MSG_PEEK)
+        except BlockingIOError:
+            await _readable(loop, sock, 0)
+            continue
+        if not data:
+            raise Refusal(HTTP_BAD_REQUEST, "the connection closed before a whole request")
+        return data
+
+
+async def _readable(loop, sock: socket.socket, seen: int) -> None:
+    """Wait until more than `seen` bytes wait on `sock` (or it closes)."""
+    while True:
+        ready = loop.create_future()
+        loop.add_reader(sock.fileno(), _settle, ready)
+        try:
+            await ready
+        finally:
+            loop.remove_reader(sock.fileno())
+        try:
+            if len(sock.recv(PEEK_BYTES + 1, socket.MSG_PEEK)) != seen:
+                return
+        except BlockingIOError:
+            continue
+        except OSError:
+            return
+        await asyncio.sleep(0.01)  # level-triggered: the same bytes are still there
+
+
+def _settle(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def _send(loop, sock: socket.socket, status: int, message: str) -> None:
+    try:
+        await loop.sock_sendall(sock, simple_response(status, f"error: {message}\n".encode(),
+                                                      keep_alive=False))
+    except OSError:
+        pass

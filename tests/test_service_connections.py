@@ -1,0 +1,155 @@
+"""HTTP/1.1 connections as the workers and the serving process share them: pipelined requests,
+100-continue, large uploads handed to the serving process, connections that move off a worker
+busy with a long query, and a worker past its memory cap."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from urllib.parse import urlencode
+
+import httptools
+import httpx
+import pytest
+from pyoxigraph import Store
+from service_helpers import PAPER_GRAPH, live_server, sample_store
+
+from kgctl.service.config import ServiceConfig
+
+TOKEN = "connections-token"
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
+ASK = "ASK { GRAPH ?g { ?s ?p ?o } }"
+TIMEOUT_S = 4.0
+READ_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return sample_store()
+
+
+@pytest.fixture(scope="module")
+def url(store: Store) -> Iterator[str]:
+    config = ServiceConfig(update_token=TOKEN, timeout_s=TIMEOUT_S, workers=1)
+    with live_server(store, config) as base:
+        yield base
+
+
+def responses(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
+    """`count` whole responses read from `sock`, in order."""
+    done: list[tuple[int, bytes]] = []
+    body: list[bytes] = []
+
+    class Parse:
+        def on_body(self, chunk: bytes) -> None:
+            body.append(chunk)
+
+        def on_message_complete(self) -> None:
+            done.append((parser.get_status_code(), b"".join(body)))
+            body.clear()
+
+    parser = httptools.HttpResponseParser(Parse())
+    sock.settimeout(READ_S)
+    while len(done) < count:
+        data = sock.recv(65536)
+        assert data, f"connection closed after {len(done)} responses"
+        parser.feed_data(data)
+    return done
+
+
+def request(method: str, target: str, body: bytes = b"", **headers: str) -> bytes:
+    lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1",
+             *(f"{k.replace('_', '-')}: {v}" for k, v in headers.items())]
+    if body:
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def connect(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)))
+
+
+def test_pipelined_requests_are_answered_in_order(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(request("GET", "/healthz") + request(
+            "POST", "/query", ASK.encode(), Content_Type="application/sparql-query",
+            Accept="application/sparql-results+json") + request("GET", "/papers"))
+        (first, _), (second, answer), (third, papers) = responses(sock, 3)
+    assert (first, second, third) == (200, 200, 200)
+    assert b'"boolean":true' in answer.replace(b" ", b"") and PAPER_GRAPH.encode() in papers
+
+
+@pytest.mark.parametrize("garbage, status", [
+    (b"NOT HTTP AT ALL\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+     400),
+    (b"GET / HTTP/1.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431),
+    (b"PUT /store?default HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400),
+], ids=["not-http", "two-lengths", "huge-head", "two-lengths-upload"])
+def test_malformed_requests_are_refused_and_the_server_goes_on(url: str, garbage: bytes,
+                                                               status: int) -> None:
+    with connect(url) as sock:
+        sock.sendall(garbage)
+        assert responses(sock, 1)[0][0] == status
+    assert httpx.get(f"{url}/query", params={"query": ASK}).status_code == 200
+
+
+def test_expect_100_continue_gets_its_interim_answer(url: str) -> None:
+    body = ASK.encode()
+    with connect(url) as sock:
+        sock.sendall(request("POST", "/query", Content_Type="application/sparql-query",
+                             Content_Length=str(len(body)), Expect="100-continue"))
+        sock.settimeout(READ_S)
+        assert sock.recv(64).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(body)
+        assert responses(sock, 1)[0][0] == 200
+
+
+def test_large_upload_is_read_by_the_serving_process_and_the_connection_goes_on(
+        url: str) -> None:
+    graph = "https://example.org/large-upload"
+    triples = "".join(f"<urn:s{i}> <urn:p> \"{'x' * 40} {i}\" .\n" for i in range(6000))
+    assert len(triples) > 256 * 1024  # more than a worker reads before taking a request
+    with connect(url) as sock:
+        sock.sendall(request("PUT", f"/store?graph={graph}", triples.encode(),
+                             Content_Type="application/n-triples",
+                             Authorization=f"Bearer {TOKEN}")
+                     + request("GET", f"/store?graph={graph}&format=nt"))
+        (put, _), (get, body) = responses(sock, 2)
+    assert (put, get) == (201, 200) and body.count(b"\n") == 6000
+
+
+def test_a_connection_moves_off_a_worker_busy_with_a_long_query(url: str) -> None:
+    """With one worker, both connections start on it; the second one's cheap query is answered
+    by the worker that takes the seat, long before the runaway's deadline."""
+    with connect(url) as runaway, connect(url) as cheap:
+        cheap.sendall(request("GET", "/healthz"))
+        assert responses(cheap, 1)[0][0] == 200  # both connections are now taken
+        started = time.monotonic()
+        runaway.sendall(request("GET", "/query?" + urlencode({"query": RUNAWAY})))
+        time.sleep(0.1)  # let the runaway start first: the cheap query must not wait for it
+        cheap.sendall(request("GET", "/query?" + urlencode({"query": ASK}),
+                              Accept="application/sparql-results+json"))
+        assert responses(cheap, 1)[0][0] == 200
+        waited = time.monotonic() - started
+        status, body = responses(runaway, 1)[0]
+    assert waited < TIMEOUT_S - 1
+    assert status == 503 and b"timed out" in body
+
+
+def test_a_query_past_the_worker_memory_cap_is_answered_500(store: Store) -> None:
+    doublings = 24  # a 1 GB string: past the cap long before the byte limit
+    binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(doublings))
+    bomb = f'SELECT ?s{doublings} WHERE {{ BIND("{"x" * 64}" AS ?s0) {binds} }}'
+    config = ServiceConfig(worker_memory_mb=512, max_bytes=4_000_000_000, workers=1)
+    with live_server(store, config) as base:
+        results: list[int] = []
+        thread = threading.Thread(target=lambda: results.append(httpx.get(
+            f"{base}/query", params={"query": bomb}, timeout=READ_S).status_code))
+        thread.start()
+        thread.join(READ_S)
+        assert results == [500]
+        assert httpx.get(f"{base}/query", params={"query": ASK}).status_code == 200
