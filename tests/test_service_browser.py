@@ -1,5 +1,6 @@
-"""The YASGUI query page in headless Chromium: examples, prefixes, downloads that fit the query
-form, and browsing a paper whose graph the editor then names."""
+"""The query pages in headless Chromium (YASGUI, and the plain page served without it):
+examples, prefixes, downloads that fit the query form, errors, and browsing a paper whose graph
+the editor then names."""
 
 from __future__ import annotations
 
@@ -23,14 +24,12 @@ GRAPH_FORMATS = ["turtle", "nt", "jsonld", "rdfxml"]
 CONSTRUCT = (f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{PAPER_GRAPH}> {{ ?s ?p ?o }} }} "
              "LIMIT 5")
 
-pytestmark = [
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None,
-                       reason=f"Debian chromium not installed at {CHROMIUM}"),
-    pytest.mark.skipif(not YASGUI_SCRIPT.exists(),
-                       reason="YASGUI not fetched (python scripts/fetch_yasgui.py)"),
-]
+pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
+                                reason=f"Debian chromium not installed at {CHROMIUM}")
 
 
+@pytest.mark.skipif(not YASGUI_SCRIPT.exists(),
+                    reason="YASGUI not fetched (python scripts/fetch_yasgui.py)")
 def test_yasgui_page_runs_examples_offers_fitting_downloads_and_browses() -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -81,3 +80,51 @@ def test_yasgui_page_runs_examples_offers_fitting_downloads_and_browses() -> Non
             browser.close()
     assert outside == []  # no CDN, no prefix or vocabulary services
     assert (ARTIFACTS / "service_query_page.png").stat().st_size > 0
+
+
+def test_plain_page_offers_fitting_downloads_clears_on_error_and_names_browsed_graph() -> None:
+    """The page served when YASGUI is not fetched (also reachable at /static/index.html)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    store = sample_store()
+    products = load_examples()[0]
+    rows = len(list(store.query(products["query"])))
+    with live_server(store) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(url + "/static/index.html")
+            expect(page.locator("#default-graph-note")).to_contain_text("union-default-graph")
+            status, links = page.locator("#status"), page.locator("#download-links a")
+            assert page.locator("#downloads").is_hidden()
+
+            page.select_option("#examples", label=products["title"])
+            page.click("#run")
+            expect(status).to_contain_text(f"{rows} rows", timeout=WAIT_MS)
+            assert [a.get_attribute("data-format") for a in links.all()] == SOLUTION_FORMATS
+            csv = httpx.get(url + links.first.get_attribute("href"))
+            assert csv.status_code == 200 and csv.text.count("\r\n") == rows + 1
+
+            page.fill("#query", "# SELECT in a comment\n" + CONSTRUCT)
+            page.click("#run")
+            expect(status).to_contain_text("graph in", timeout=WAIT_MS)
+            assert [a.get_attribute("data-format") for a in links.all()] == GRAPH_FORMATS
+            turtle = httpx.get(url + links.first.get_attribute("href"))
+            assert turtle.status_code == 200 and "text/turtle" in turtle.headers["content-type"]
+
+            page.fill("#query", "SELECT ?s WHERE { ?s nope:p ?o }")
+            page.click("#run")
+            expect(status).to_have_class("error", timeout=WAIT_MS)
+            assert status.inner_text().count("\n") == 0 and "error: invalid SPARQL" in \
+                status.inner_text()
+            assert page.locator("#results tbody tr").count() == 0
+            assert page.locator("#graph").is_hidden() and page.locator("#downloads").is_hidden()
+
+            row = page.locator("#papers tbody tr", has_text=PAPER)
+            expect(row).to_have_count(1, timeout=WAIT_MS)
+            triples = int(row.locator("td").nth(1).inner_text())
+            row.get_by_role("button", name="browse").click()
+            expect(status).to_contain_text(f"{min(triples, 500)} rows", timeout=WAIT_MS)
+            assert f"GRAPH <{PAPER_GRAPH}>" in page.input_value("#query")
+        finally:
+            browser.close()

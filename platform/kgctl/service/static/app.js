@@ -4,10 +4,9 @@ const ENDPOINT = "/query";
 const ACCEPT = "application/sparql-results+json, text/turtle;q=0.9";
 const $ = (id) => document.getElementById(id);
 
-function formBody(query, graph) {
+function formBody(query) {
   const body = new URLSearchParams({ query });
-  if (graph) body.append("default-graph-uri", graph);
-  else if ($("union").checked) body.append("union-default-graph", "true");
+  if ($("union").checked) body.append("union-default-graph", "true");
   return body;
 }
 
@@ -36,33 +35,63 @@ function showTable(data) {
   return data.results.bindings.length;
 }
 
-async function run(query, graph) {
+const FORMATS = {
+  solutions: [["csv", "CSV"], ["tsv", "TSV"], ["json", "JSON"], ["xml", "XML"]],
+  graph: [["turtle", "Turtle"], ["nt", "N-Triples"], ["jsonld", "JSON-LD"], ["rdfxml", "RDF/XML"]],
+};
+
+// the query form: the first SELECT/ASK/CONSTRUCT/DESCRIBE outside comments, strings and IRIs
+function queryForm(query) {
+  const bare = query.replace(/#[^\n]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|<[^>\s]*>/g, " ");
+  const match = bare.match(/(?<![\w:])(SELECT|ASK|CONSTRUCT|DESCRIBE)(?![\w:])/i);
+  return match ? match[1].toUpperCase() : "SELECT";
+}
+
+function clearResults() {
+  $("results").tHead.replaceChildren(); $("results").tBodies[0].replaceChildren();
+  $("graph").hidden = true; $("graph").textContent = "";
+  $("downloads").hidden = true;
+}
+
+async function run(query) {
   const status = $("status");
   status.className = ""; status.textContent = "running…";
   const started = performance.now();
-  const response = await fetch(ENDPOINT, { method: "POST", body: formBody(query, graph),
+  const response = await fetch(ENDPOINT, { method: "POST", body: formBody(query),
                                            headers: { Accept: ACCEPT } });
   const text = await response.text();
   const ms = Math.round(performance.now() - started);
+  clearResults();
   if (!response.ok) {
-    status.className = "error"; status.textContent = `HTTP ${response.status}: ${text}`;
+    const line = text.split("\n").find((l) => l.startsWith("error:")) || text.trim();
+    status.className = "error"; status.textContent = `HTTP ${response.status}: ${line}`;
     return;
   }
   if ((response.headers.get("content-type") || "").includes("json")) {
     const rows = showTable(JSON.parse(text));
     status.textContent = `${rows} row${rows === 1 ? "" : "s"} in ${ms} ms`;
   } else {
-    $("results").tHead.replaceChildren(); $("results").tBodies[0].replaceChildren();
     $("graph").hidden = false; $("graph").textContent = text;
     status.textContent = `graph in ${ms} ms`;
   }
-  updateDownloads(query, graph);
+  showDownloads(query);
 }
 
-function updateDownloads(query, graph) {
-  for (const link of document.querySelectorAll("#downloads a")) {
-    link.href = `${ENDPOINT}?${formBody(query, graph)}&format=${link.dataset.format}`;
+function showDownloads(query) {
+  const form = queryForm(query);
+  const kind = form === "CONSTRUCT" || form === "DESCRIBE" ? "graph" : "solutions";
+  const links = $("download-links");
+  links.replaceChildren();
+  for (const [format, label] of FORMATS[kind]) {
+    const params = formBody(query);
+    params.append("format", format);
+    const link = document.createElement("a");
+    link.href = `${ENDPOINT}?${params}`;
+    link.dataset.format = format;
+    link.textContent = label;
+    links.append(link, " ");
   }
+  $("downloads").hidden = false;
 }
 
 async function loadExamples() {
@@ -87,10 +116,11 @@ async function loadPapers() {
     row.insertCell().textContent = String(paper.triples);
     const browse = row.insertCell().appendChild(document.createElement("button"));
     browse.type = "button"; browse.textContent = "browse";
+    // the editor names the graph it queries: what runs is what is shown
     browse.addEventListener("click", () => {
-      const query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p LIMIT 500";
-      $("query").value = `# default graph: ${paper.graph}\n${query}`;
-      run($("query").value, paper.graph);
+      $("query").value = `SELECT ?s ?p ?o WHERE {\n  GRAPH <${paper.graph}> { ?s ?p ?o }\n}\n` +
+        "ORDER BY ?s ?p\nLIMIT 500\n";
+      run($("query").value);
     });
     const links = row.insertCell();
     for (const [format, label] of [["turtle", "Turtle"], ["nt", "N-Triples"], ["jsonld", "JSON-LD"]]) {
@@ -101,6 +131,6 @@ async function loadPapers() {
   }
 }
 
-$("run").addEventListener("click", () => run($("query").value, null));
+$("run").addEventListener("click", () => run($("query").value));
 loadExamples();
 loadPapers();
