@@ -124,8 +124,8 @@ def test_slow_body_is_refused(url: str) -> None:
         assert sock.recv(4096).startswith(b"HTTP/1.1 408")
 
 
-def descendants_cpu_ticks(root: int) -> int:
-    """CPU ticks used so far by every process started under `root` (the workers)."""
+def descendants(root: int) -> list[int]:
+    """Every live process started under `root` (the spawner and the workers)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -133,17 +133,34 @@ def descendants_cpu_ticks(root: int) -> int:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    total, todo = 0, [root]
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), []):
+            found.append(child)
             todo.append(child)
-            try:
-                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])
-            except OSError:
-                continue
-    return total
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def descendants_cpu_ticks(root: int) -> int:
+    """CPU ticks used so far by every process started under `root` (the workers)."""
+    return sum(cpu_ticks(child) for child in descendants(root))
 
 
 @pytest.fixture(scope="module")
@@ -200,3 +217,41 @@ def test_runaway_burst_is_killed_while_cheap_queries_answer(served: tuple[str, i
     before = descendants_cpu_ticks(pid)
     time.sleep(0.5)
     assert descendants_cpu_ticks(pid) - before < 0.2 * CLOCK_TICKS  # nothing computes on
+
+
+def test_workers_end_with_a_killed_server(tmp_path: Path) -> None:
+    """A runaway query stops even when the process that watches its deadline is SIGKILLed."""
+    sample_store(tmp_path / "store")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+         str(tmp_path / "store"), "--port", str(port), "--timeout", "600"],
+        stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        try:
+            httpx.get(f"{url}/healthz")
+            break
+        except httpx.TransportError:
+            assert process.poll() is None and time.monotonic() < deadline, "no server"
+            time.sleep(0.1)
+    runaway = threading.Thread(target=lambda: pytest.raises(httpx.TransportError, httpx.get,
+                                                            f"{url}/query",
+                                                            params={"query": RUNAWAY},
+                                                            timeout=STARTUP_S))
+    spawned = descendants(process.pid)
+    assert len(spawned) >= 2  # the spawner and its workers
+    before = {pid: cpu_ticks(pid) for pid in spawned}
+    runaway.start()
+    started = time.monotonic()
+    while all(cpu_ticks(pid) - ticks < CLOCK_TICKS // 5 for pid, ticks in before.items()):
+        assert time.monotonic() - started < STARTUP_S, "the runaway query did not start"
+        time.sleep(0.05)
+    process.kill()
+    process.wait(STARTUP_S)
+    started = time.monotonic()
+    while any(alive(pid) for pid in spawned):
+        assert time.monotonic() - started < STARTUP_S, "workers outlived the server"
+        time.sleep(0.05)
+    runaway.join(STARTUP_S)

@@ -10,6 +10,7 @@ control socket; workers end when the service closes theirs.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
@@ -22,6 +23,7 @@ import threading
 from kgctl.service.config import ServiceConfig
 from kgctl.service.worker_state import block_size, states_block
 
+PR_SET_PDEATHSIG = 1
 PID = struct.Struct("!q")
 SLOT = struct.Struct("!I")
 MEGABYTE = 1 << 20
@@ -63,8 +65,18 @@ class Spawner:
         self._process.wait()
 
 
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent ends, even by SIGKILL: a worker must not go on
+    computing when nothing watches its deadline any more."""
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+
+
 def main(store_path: str, control_fd: int, states_fd: int, listener_fd: int,
          slots: int) -> None:
+    die_with_parent()
     from kgctl.service.evaluator import serve  # imported once, before any fork
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished workers
@@ -82,6 +94,7 @@ def main(store_path: str, control_fd: int, states_fd: int, listener_fd: int,
             return
         pid = os.fork()
         if pid == 0:
+            die_with_parent()
             control.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             limit = config.worker_memory_mb * MEGABYTE
