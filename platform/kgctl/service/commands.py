@@ -47,7 +47,7 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 @click.option("--workers", default=DEFAULT_WORKERS, show_default=True,
               type=click.IntRange(min=1),
               help="Worker processes that accept connections and answer them (two per CPU "
-                   "core by default).")
+                   "core, at most 16, by default).")
 @click.option("--long-queries", default=DEFAULT_LONG_QUERIES, show_default=True,
               type=click.IntRange(min=1),
               help="Queries allowed to run longer than a quarter second at once; more are 503.")

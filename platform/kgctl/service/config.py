@@ -12,7 +12,7 @@ from kgctl.service.hosts import LOOPBACK_NAMES
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
 DEFAULT_MAX_BYTES = 64_000_000
-DEFAULT_WORKERS = 2 * (os.cpu_count() or 1)  # each multiplexes its connections
+DEFAULT_WORKERS = min(16, 2 * (os.cpu_count() or 1))  # each multiplexes its connections
 DEFAULT_LONG_QUERIES = 2
 DEFAULT_WORKER_MEMORY_MB = 4096
 DEFAULT_HEADER_TIMEOUT_S = 10.0

@@ -2,8 +2,9 @@
 
 A query worker runs this; the time limit is not checked here: the process that owns the
 workers kills one whose query passes its deadline, which stops it wherever it is (inside
-pyoxigraph too). Rows are counted as they stream into a byte-bounded sink, so neither many
-rows nor a few huge ones are ever held whole.
+pyoxigraph too). Results are written into a byte-bounded sink, so neither many rows nor a few
+huge ones are ever held whole; solutions too long for their size to bound their row count are
+counted row by row as they stream.
 """
 
 from __future__ import annotations
