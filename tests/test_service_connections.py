@@ -88,7 +88,12 @@ def test_pipelined_requests_are_answered_in_order(url: str) -> None:
      400),
     (b"GET / HTTP/1.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431),
     (b"PUT /store?default HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400),
-], ids=["not-http", "two-lengths", "huge-head", "two-lengths-upload"])
+    *((b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+       + size + b"\r\nASK {}\r\n0\r\n\r\n", 400)
+      for size in (b"-6", b"+6", b" 6", b"0x6", b"6 6", b"", b"g", b"F" * 40, b"5")),
+], ids=["not-http", "two-lengths", "huge-head", "two-lengths-upload",
+        *(f"chunk-size-{name}" for name in ("negative", "plus", "space", "0x", "two", "empty",
+                                            "not-hex", "huge", "short"))])
 def test_malformed_requests_are_refused_and_the_server_goes_on(url: str, garbage: bytes,
                                                                status: int) -> None:
     with connect(url) as sock:

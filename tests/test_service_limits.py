@@ -60,6 +60,14 @@ def url(store: Store):
     "SELECT * {{ SERVICE <{target}> {{ ?s ?p ?o }} }}",
     "SELECT * {{ \\u0053ERVICE SILENT <{target}> {{ ?s ?p ?o }} }}",
     "SELECT * {{ BIND(<{target}> AS ?e) SERVICE ?e {{ ?s ?p ?o }} }}",
+    "select * {{ service <{target}> {{ ?s ?p ?o }} }}",
+    # escaped local names: a lexer that takes `\#` for a comment or `\'` for a string misses
+    # the SERVICE behind them
+    "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\# ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
+    "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\' ?o . SERVICE <{target}> {{ ?s ?p ?o }} }} #'",
+    "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\\" ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
+    "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:\\#a ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
+    "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\( ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
 ])
 def test_service_to_another_host_is_refused_without_contacting_it(url: str,
                                                                   template: str) -> None:
@@ -72,6 +80,21 @@ def test_service_to_another_host_is_refused_without_contacting_it(url: str,
         assert response.status_code == 400 and "--allow-service" in response.text
         with pytest.raises(TimeoutError):
             victim.accept()
+
+
+def test_load_to_another_host_is_refused_without_contacting_it(store: Store) -> None:
+    with socket.socket() as victim, live_server(store, ServiceConfig(update_token="t")) as base:
+        victim.bind(("127.0.0.1", 0))
+        victim.listen()
+        victim.settimeout(0.3)
+        target = f"http://127.0.0.1:{victim.getsockname()[1]}/data.ttl"
+        for update in (f"LOAD <{target}>", f"PREFIX ex: <urn:x#> INSERT {{ ex:a\\# ex:p 1 }} "
+                       f"WHERE {{}} ; LOAD SILENT <{target}> INTO GRAPH <urn:g>"):
+            response = httpx.post(f"{base}/update", data={"update": update},
+                                  headers={"Authorization": "Bearer t"})
+            assert response.status_code == 400 and "--allow-service" in response.text
+            with pytest.raises(TimeoutError):
+                victim.accept()
 
 
 def test_result_over_the_byte_limit_is_refused(store: Store) -> None:

@@ -157,7 +157,7 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
             if scope["path"] == "/query":
                 raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
             return await answer_update(scope, send, operation)
-        check_remote(operation.query, config.allow_service)
+        check_remote(operation.query, config.allow_service, update=False)
         reply = answer(dataset, operation, config.limits)
         await respond(send, reply.status, reply.media_type, reply.body)
 
@@ -172,9 +172,9 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
         await answer_update(scope, send, operation)
 
     async def answer_update(scope: Scope, send: Send, operation: UpdateRequest) -> None:
-        check_remote(operation.update, config.allow_service)
         text = with_dataset(operation.update, operation.using_graphs,
                             operation.using_named_graphs)
+        check_remote(text, config.allow_service, update=True)
         await service.write(scope, partial(dataset.update, text, base_iri=service.base_iri(scope)))
         await respond(send, HTTP_NO_CONTENT, None)
 

@@ -2,15 +2,19 @@ r"""Which remote endpoints a request would make the server contact (``SERVICE``,
 
 pyoxigraph follows ``SERVICE <url>`` and ``LOAD <url>`` with HTTP requests from the server,
 so an anonymous query could make it reach any host (server-side request forgery). The service
-refuses them unless the endpoint is on the ``--allow-service`` list.
+refuses them unless the endpoint is on the ``--allow-service`` list. A request that names
+either word anywhere is read by a real SPARQL parser (rdflib's) and refused when that parser
+cannot read it: the check fails closed, never on a lexical guess.
 
->>> remote_targets('SELECT * { SERVICE <http://x.example/sparql> { ?s ?p ?o } }')
+>>> remote_targets('SELECT * { SERVICE <http://x.example/sparql> { ?s ?p ?o } }', update=False)
 ['http://x.example/sparql']
->>> remote_targets('SELECT * { ?s ex:SERVICE "SERVICE <http://a>" } # SERVICE <http://b>')
+>>> remote_targets('SELECT * { ?s <urn:p> "SERVICE <http://a>" } # SERVICE <http://b>',
+...                update=False)
 []
->>> remote_targets(r'SELECT * { \u0053ERVICE SILENT ?where { ?s ?p ?o } }')
-['?where']
->>> remote_targets('LOAD <http://x.example/data.ttl> INTO GRAPH <urn:g>')
+>>> remote_targets(r'PREFIX ex: <urn:x#> SELECT * { ?s ex:a\# ?o } # SERVICE <http://b>',
+...                update=False)
+[]
+>>> remote_targets('LOAD <http://x.example/data.ttl> INTO GRAPH <urn:g>', update=True)
 ['http://x.example/data.ttl']
 """
 
@@ -18,34 +22,54 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from pyparsing import ParseBaseException, ParseResults
+from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.term import Variable
+
 from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem
-from kgctl.service.lexer import tokens
 
-_REMOTE_KEYWORDS = {"service", "load"}
-# most requests name neither keyword, not even through an escape: no need to tokenise them
+# most requests name neither word, not even through an escape: no need to parse them
 _HINTS = ("service", "load", "\\u")
+_REMOTE = {"ServiceGraphPattern": "term", "Load": "iri"}
 
 
-def remote_targets(sparql: str) -> list[str]:
-    """The endpoint named after each ``SERVICE`` / ``LOAD`` keyword (a variable as ``?name``)."""
+def remote_targets(sparql: str, *, update: bool) -> list[str]:
+    """The endpoint of each ``SERVICE`` / ``LOAD`` of a query or update (a variable as ``?v``);
+    400 when the text names one of the words and the parser cannot read it."""
     lowered = sparql.lower()
     if not any(hint in lowered for hint in _HINTS):
         return []
-    targets: list[str] = []
-    pending = False  # the last keyword was SERVICE or LOAD: the next IRI/variable is its target
-    for token in tokens(sparql):
-        word = token.text.lower()
-        if pending and token.kind == "word" and word == "silent":
-            continue
-        if pending:  # an IRI, or a variable / prefixed name (never on an allow-list of IRIs)
-            targets.append(token.text[1:-1] if token.kind == "iri" else token.text)
-        pending = token.kind == "word" and word in _REMOTE_KEYWORDS
-    return targets
+    try:
+        tree = parseUpdate(sparql) if update else parseQuery(sparql)
+    except (ParseBaseException, ValueError, TypeError) as exc:
+        raise HttpProblem(HTTP_BAD_REQUEST, "the request names SERVICE or LOAD and could not "
+                          "be read to check which endpoints they contact (only those allowed "
+                          f"with --allow-service are): {exc}") from None
+    return [_target(node) for node in _remote_nodes(tree)]
 
 
-def check_remote(sparql: str, allowed: Collection[str]) -> None:
+def _remote_nodes(tree) -> list[CompValue]:
+    found, pending = [], [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, CompValue) and node.name in _REMOTE:
+            found.append(node)
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list | tuple | ParseResults):
+            pending.extend(node)
+    return found[::-1]
+
+
+def _target(node: CompValue) -> str:
+    term = node.get(_REMOTE[node.name])
+    return f"?{term}" if isinstance(term, Variable) else str(term)
+
+
+def check_remote(sparql: str, allowed: Collection[str], *, update: bool) -> None:
     """400 unless every endpoint the request would contact is on the allow-list."""
-    refused = [t for t in remote_targets(sparql) if t not in allowed]
+    refused = [t for t in remote_targets(sparql, update=update) if t not in allowed]
     if refused:
         raise HttpProblem(HTTP_BAD_REQUEST, f"this server does not contact {refused[0]} "
                           "(SERVICE and LOAD reach only endpoints the server allows with "

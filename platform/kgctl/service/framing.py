@@ -9,6 +9,10 @@ lost. This finds the end (head, then a Content-Length or chunked body); httptool
 (None, 51)
 >>> request_end(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 100)
 58
+>>> request_end(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-6\r\nab", 100)
+Traceback (most recent call last):
+...
+kgctl.service.framing.Malformed: bad chunk size
 >>> parse(head + b"abc", keep_open=True).body
 b'abc'
 """
@@ -29,6 +33,9 @@ PEEK_BYTES = 256 * 1024  # the largest request read whole before any of it is ta
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d+)[ \t]*(?=\r\n)", re.IGNORECASE)
 _CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked", re.IGNORECASE)
+# RFC 9112 chunk-size: hex digits only (no sign, space or prefix), then optional extensions;
+# 15 digits bound it far above any body limit
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})(?:;[^\r\n]*)?")
 
 
 class Malformed(Exception):
@@ -82,10 +89,10 @@ def _chunked_end(data: bytes, at: int, max_body: int) -> int | None:
         line_end = data.find(b"\r\n", at)
         if line_end < 0:
             return None
-        try:
-            chunk = int(data[at:line_end].split(b";")[0].strip(), 16)
-        except ValueError:
-            raise Malformed("bad chunk size") from None
+        size_line = _CHUNK_SIZE.fullmatch(data, at, line_end)
+        if size_line is None:
+            raise Malformed("bad chunk size")
+        chunk = int(size_line.group(1), 16)
         size += chunk
         if size > max_body:
             raise TooLarge(f"request body over {max_body} bytes")
@@ -99,6 +106,8 @@ def _chunked_end(data: bytes, at: int, max_body: int) -> int | None:
         at += chunk + 2
         if len(data) < at:
             return None
+        if data[at - 2:at] != b"\r\n":
+            raise Malformed("chunk longer than its size")
 
 
 class _Collector:
