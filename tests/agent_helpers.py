@@ -108,9 +108,10 @@ class FakeLLM:
 
     A script entry may be a function of the request body, so a reply can depend on what the
     client sent (e.g. the feedback of the previous tool call). Every request body is kept.
-    With ``context_window`` the server reports it as llama.cpp does (``/v1/models`` meta.n_ctx
-    and ``/props``); ``window_at`` chooses which of the two says it. With ``enforce_window`` it
-    refuses, as llama.cpp does, every request whose prompt exceeds that many tokens;
+    ``models`` are the ids it lists. With ``context_window`` the server reports it as llama.cpp
+    does (``/v1/models`` meta.n_ctx and ``/props``); ``window_at`` chooses which of the two says
+    it. With ``enforce_window`` it refuses, as llama.cpp does, every request whose prompt exceeds
+    that many tokens;
     ``overflows`` counts those answers. Prompts are counted with the agent's own estimate, or,
     with ``chars_per_token``, as characters of the rendered request divided by it; the server
     then also offers llama.cpp's ``/apply-template`` and ``/tokenize`` with that count."""
@@ -118,14 +119,15 @@ class FakeLLM:
     def __init__(self, script: Script, *,
                  default: Reply | Callable[[dict[str, Any]], Reply] | None = None,
                  context_window: int | None = None, window_at: str = "models",
-                 enforce_window: int | None = None, chars_per_token: int | None = None
-                 ) -> None:
+                 enforce_window: int | None = None, chars_per_token: int | None = None,
+                 models: Sequence[str] = ("fake",)) -> None:
         self.script = list(script)
         self.default = default  # answer once the script is used up (else HTTP 500)
         self.requests: list[dict[str, Any]] = []
         self.context_window, self.window_at = context_window, window_at
         self.enforce_window, self.overflows = enforce_window, 0
         self.chars_per_token = chars_per_token
+        self.models = list(models)  # the ids /v1/models lists
         self.port = free_port()
         routes = [Route("/v1/chat/completions", self._chat, methods=["POST"]),
                   Route("/v1/models", self._models), Route("/props", self._props)]
@@ -158,7 +160,8 @@ class FakeLLM:
         meta = {"n_ctx_train": 131072}
         if self.context_window and self.window_at == "models":
             meta["n_ctx"] = self.context_window
-        return JSONResponse({"object": "list", "data": [{"id": "fake", "meta": meta}]})
+        return JSONResponse({"object": "list",
+                             "data": [{"id": model, "meta": meta} for model in self.models]})
 
     async def _props(self, request: Request) -> JSONResponse:
         if not self.context_window or self.window_at != "props":

@@ -29,6 +29,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("kgctl.agent.commands:demo", "The main job: compile the ontologies, build the "
              "MOP-30 paper graphs by replaying the bundled traces through the compiled tools, "
              "evaluate them against the ground truth and write the HTML report."),
+    "doctor": ("kgctl.agent.doctor", "Check the LLM server before a batch: reachable, model "
+               "offered, tool calling, context window."),
     "ground": ("kgctl.grounding.commands",
                "Ground locally minted entities of paper graphs against a reference KG."),
     "reference": ("kgctl.grounding.commands:reference",

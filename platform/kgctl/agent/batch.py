@@ -94,12 +94,12 @@ async def extract_batch(
     gate = asyncio.Semaphore(options.workers)
     chat = ChatClient(settings)
     report = progress or (lambda _paper, _what: None)
-    window = await chat.context_window()
-    if window is None:
-        report("", "warning: the model server does not say its context window; give "
-                   "--context-window N so that the paper is shown in pieces that fit")
-
     try:
+        await chat.check_reachable()
+        window = await chat.context_window()
+        if window is None:
+            report("", "warning: the model server does not say its context window; give "
+                       "--context-window N so that the paper is shown in pieces that fit")
         async with tool_servers(plan, urls=options.tool_servers) as servers:
             for name, why in servers.unavailable.items():
                 tools = dict.fromkeys(t for step in plan.steps for e in step.external

@@ -46,6 +46,8 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 TOKENS_PER_PRICE_UNIT = 1_000_000
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_SAID_CHARS = 300  # of a server's error message, quoted in ours
+DOCTOR_HINT = "`kgctl doctor` checks the server, the model and tool calling"
 # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client needs a non-empty one.
 PLACEHOLDER_KEY = "none"
 
@@ -213,15 +215,16 @@ class ChatClient:
                 if overflow is not None:
                     raise overflow from None
                 if exc.status_code not in RETRYABLE_STATUS:
-                    raise LLMError(_status_message(self.settings, exc)) from None
+                    offered = await self.model_ids() if exc.status_code == 404 else None
+                    raise LLMError(_status_message(self.settings, exc, offered)) from None
                 error, wait = exc, retry_after_seconds(exc.response.headers)
             if retries >= self.settings.max_retries:
                 # a server that answers slowly or emptily may do better on the next step
                 slow = isinstance(error, str | openai.APITimeoutError)
                 failure = StepError if slow else LLMError
                 raise failure(
-                    f"LLM server {self.settings.base_url} still failing after {retries} retries: "
-                    f"{_describe(error)}"
+                    f"LLM server {self.settings.base_url} (model {self.settings.model!r}) still "
+                    f"failing after {retries} retries: {describe(error)}; {DOCTOR_HINT}"
                 ) from None
             if wait is None:
                 wait = backoff_seconds(self.settings, retries)
@@ -266,6 +269,24 @@ class ChatClient:
                 return found
         return None
 
+    async def check_reachable(self) -> None:
+        """LLMError unless an HTTP server answers at the base URL (any status will do)."""
+        try:
+            await self._http.get(f"{self.settings.base_url.rstrip('/')}/models")
+        except httpx.TransportError as exc:
+            raise LLMError(f"cannot reach the LLM server {self.settings.base_url}: "
+                           f"{describe(exc)}; start it or check --base-url/{ENV_BASE_URL}"
+                           ) from None
+
+    async def model_ids(self) -> list[str] | None:
+        """The models the server lists at ``/models`` (None when it cannot be read)."""
+        try:
+            response = await self._http.get(f"{self.settings.base_url.rstrip('/')}/models")
+            response.raise_for_status()
+            return [str(e["id"]) for e in response.json()["data"] if "id" in e]
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+
     async def close(self) -> None:
         await self._client.close()
         await self._http.aclose()
@@ -292,25 +313,53 @@ def _to_result(settings: LLMSettings, response: Any, retries: int) -> ChatResult
     return ChatResult(message=message, finish_reason=choice.finish_reason, usage=usage)
 
 
-def _status_message(settings: LLMSettings, exc: openai.APIStatusError) -> str:
+def _status_message(settings: LLMSettings, exc: openai.APIStatusError,
+                    offered: list[str] | None) -> str:
+    where = f"the LLM server {settings.base_url}"
     if exc.status_code == 401:
-        return f"the LLM server {settings.base_url} refused the API key; set {ENV_API_KEY}"
+        return f"{where} refused the API key ({describe(exc)}); set {ENV_API_KEY}"
     if exc.status_code == 404:
-        return (f"the LLM server {settings.base_url} does not know model {settings.model!r} "
-                f"(or the URL is wrong); check --model/{ENV_MODEL} and --base-url/{ENV_BASE_URL}")
-    return f"the LLM server {settings.base_url} rejected the request: {_describe(exc)}"
+        models = f"; it offers: {', '.join(offered)}" if offered else ""
+        return (f"{where} does not know model {settings.model!r} (or the URL is wrong: "
+                f"{describe(exc)}){models}; check --model/{ENV_MODEL} and "
+                f"--base-url/{ENV_BASE_URL}")
+    return (f"{where} rejected the request for model {settings.model!r}: {describe(exc)}; "
+            f"{DOCTOR_HINT}")
 
 
-def _describe(exc: Exception | str) -> str:
+def describe(exc: Exception | str) -> str:
+    """What went wrong, in the server's own words where it gave some.
+
+    >>> describe(ConnectionRefusedError(111, "Connection refused"))
+    'connection refused'
+    """
     import openai
 
     if isinstance(exc, str):
         return exc
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
+        return f"HTTP {exc.status_code}: {_server_words(exc.body) or exc.message}"
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
-    return type(exc).__name__
+    root = exc
+    while root.__cause__ is not None or root.__context__ is not None:
+        root = root.__cause__ or root.__context__
+    if isinstance(root, ConnectionRefusedError) or "refused" in str(root).lower():
+        return "connection refused"
+    return " ".join(str(root).split()) or type(root).__name__
+
+
+def _server_words(body: object) -> str:
+    """The message of an error body as servers shape it (``{"error": {"message"}}``,
+    ``{"message"}``, ``{"error": "..."}``, plain text), on one line.
+
+    >>> _server_words({"object": "error", "message": "tools are not supported"})
+    'tools are not supported'
+    """
+    if isinstance(body, dict):
+        inner = body.get("error")
+        body = inner.get("message") if isinstance(inner, dict) else (inner or body.get("message"))
+    return " ".join(str(body or "").split())[:MAX_SAID_CHARS]
 
 
 def quiet_http_logs(*, verbose: bool) -> None:
