@@ -122,6 +122,16 @@ CASES: list[tuple[str, list[str]]] = [
     ("ground unknown paper", ["ground", "--store", "{store}", "--paper", "nope",
                               "--reference", "{tmp}/a_folder"]),
     ("store papers on a folder of other files", ["store", "papers", "--store", "{tmp}"]),
+    # a store named by mistake is not made; a failed command that would make one leaves none
+    ("ground --all on a missing store", ["ground", "--store", "{tmp}/typo-ground", "--all",
+                                         "--reference", "{tmp}/a_folder"]),
+    ("dedup on a missing store", ["dedup", "--store", "{tmp}/typo-dedup", "--dry-run"]),
+    ("store import binary into a new store", ["store", "import", "{tmp}/binary.trig",
+                                              "--store", "{tmp}/new-import"]),
+    ("store replay empty into a new store", ["store", "replay", "{tmp}/empty.jsonl",
+                                             "--store", "{tmp}/new-replay"]),
+    ("extract replay binary into a new store", ["extract", "--replay", "{tmp}/binary.jsonl",
+                                                "--store", "{tmp}/new-extract"]),
 ]
 SERVER_CASES: list[tuple[str, list[str]]] = [
     ("mcp serve on a file store", ["mcp", "serve", "--store", "{tmp}/a_file"]),
@@ -198,4 +208,4 @@ def test_bad_input_to_a_server(folder, name, argv):
 
 def test_the_corpus_is_whole():
     """Guards against a filter silently dropping cases: the count is reported in the docs."""
-    assert len(CASES) + len(SERVER_CASES) == 50
+    assert len(CASES) + len(SERVER_CASES) == 55

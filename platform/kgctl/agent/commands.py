@@ -10,7 +10,6 @@ import click
 import yaml
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kgctl.agent.llm import (
@@ -26,6 +25,8 @@ from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS
 from kgctl.agent.search import DEFAULT_LAMBDA
 from kgctl.errors import DataRejected, InputError
 from kgctl.ontology.options import ir_from_options, ontology_options
+from kgctl.progress import progress_bar
+from kgctl.store import command_store
 from kgctl.store.commands import DEFAULT_STORE
 
 DEFAULT_RUNS = Path("kgctl-data") / "runs"
@@ -120,8 +121,10 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
         load_documents_checked(list(papers), supplementary)
         _settings(llm)
         _check_tool_servers(ir, llm)
-    store = _open_store(store_path, endpoint)
-    try:
+    if store_path is not None and endpoint is not None:
+        raise InputError("give --store or --endpoint, not both")
+    with command_store(path=None if endpoint else (store_path or DEFAULT_STORE),
+                       endpoint=endpoint, create=True) as store:
         if replays:
             _replay(store, list(replays), replace=replace, as_json=as_json, ir=ir)
             return
@@ -132,8 +135,6 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
         write_run_report(llm["out"] or DEFAULT_RUNS, store=store)
         if not as_json:
             _err.print(f"run report: {(llm['out'] or DEFAULT_RUNS) / RUN_REPORT_HTML} (+ .json)")
-    finally:
-        store.close()
     _print_summaries(summaries, as_json=as_json)
     failed = [s for s in summaries if s.outcome == "failed"]
     if failed:
@@ -159,14 +160,6 @@ def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) 
     load_documents(papers, supplementary=supplementary)
 
 
-def _open_store(path: Path | None, endpoint: str | None):
-    from kgctl.store import open_store
-
-    if path is not None and endpoint is not None:
-        raise InputError("give --store or --endpoint, not both")
-    return open_store(path=None if endpoint else (path or DEFAULT_STORE), endpoint=endpoint)
-
-
 def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool = False,
                    ir=None, **llm: Any) -> list:
     """Ingest, check the LLM settings, compile, then run the batch with a progress bar."""
@@ -185,7 +178,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
     options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
                            feedback=not llm["no_feedback"], max_iterations=llm["max_iterations"],
                            lam=llm["lam"], replace=replace, tool_servers=llm["tool_servers"])
-    with _progress() as bar:
+    with progress_bar() as bar:
         task = bar.add_task("extracting", total=len(documents))
 
         def progress(paper: str, what: str) -> None:
@@ -229,7 +222,7 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
     from kgctl.ontology import default_ir
 
     ir = ir or default_ir()
-    with _progress(disable=as_json) as bar:
+    with progress_bar(quiet=as_json) as bar:
         task = bar.add_task("replaying", total=len(traces))
         reports = run_sync(lambda: replay_traces(
             traces, ir=ir, store=store, replace=replace,
@@ -298,7 +291,7 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
             if result is None:
                 return
         else:
-            with _progress(disable=as_json) as bar:
+            with progress_bar(quiet=as_json) as bar:
                 task = bar.add_task("replaying traces", total=len(found))
                 result = run_replay_demo(
                     store, workdir=workdir, store_path=store_path, traces=found,
@@ -362,9 +355,4 @@ def _print_summaries(summaries: list, *, as_json: bool) -> None:
             out.print(f"{s.paper_id}: steps that wrote nothing: "
                       f"{', '.join(s.steps_without_writes)}", markup=False, highlight=False,
                       soft_wrap=True)
-
-
-def _progress(*, disable: bool = False) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=_err, disable=disable, transient=True)
 

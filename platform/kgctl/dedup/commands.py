@@ -45,7 +45,7 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         raise InputError(f"unknown class {', '.join(unknown)}; choose from {', '.join(known)}")
     specs = [s for s in specs if not classes or s.name in classes]
     path = None if endpoint else store_path or Path("kgctl-data/store")
-    store = open_store(path=path, endpoint=endpoint)
+    store = open_store(path=path, endpoint=endpoint, create=False)
     console = Console(stderr=True, quiet=as_json)
     try:
         with console.status("deduplicating") as status:

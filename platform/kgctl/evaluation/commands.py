@@ -12,6 +12,7 @@ from kgctl.errors import DataRejected, InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.report import Report, score_both, summary_lines
 from kgctl.evaluation.source import source_for
+from kgctl.progress import progress_bar
 
 BENCHMARKS = ("mop30",)
 
@@ -97,23 +98,20 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
 
     Example: kgctl eval run --store kg.db --benchmark mop30 --html report.html
     """
-    from rich.progress import track
-
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
 
     if (store_path is None) == (endpoint is None):
         raise InputError("give exactly one of --store PATH or --endpoint URL")
-    if store_path is not None and not store_path.exists():
-        raise InputError(f"no such store: {store_path}")
     gold = load_benchmark(asset_dir("benchmarks") / benchmark)
-    store = open_store(path=store_path, endpoint=endpoint)
+    store = open_store(path=store_path, endpoint=endpoint, create=False)
     try:
         docs, problems = {}, []
-        for paper in track(sorted(gold.docs), description="reading out", disable=as_json):
-            part = read_out_loaded(store, [paper])
-            docs.update(part.docs)
-            problems.extend(part.problems)
+        with progress_bar(quiet=as_json) as progress:
+            for paper in progress.track(sorted(gold.docs), description="reading out"):
+                part = read_out_loaded(store, [paper])
+                docs.update(part.docs)
+                problems.extend(part.problems)
     finally:
         store.close()
     source = source_for("store", benchmark=benchmark, origin=endpoint or str(store_path))
@@ -187,7 +185,6 @@ def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | N
 
     Example: kgctl eval oracle --benchmark mop30 --store kg.db --traces traces --html oracle.html
     """
-    from rich.progress import Progress
 
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
     from kgctl.evaluation.readout import read_out_loaded
@@ -208,7 +205,7 @@ def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | N
                   problems=gold.problems)
     store = open_store(path=store_path, endpoint=endpoint)
     try:
-        with Progress(disable=as_json) as progress:
+        with progress_bar(quiet=as_json) as progress:
             task = progress.add_task("building papers", total=len(chosen))
             builds = run_oracle(store, root, papers=chosen, traces=traces,
                                 step=lambda _: progress.advance(task))
@@ -254,10 +251,8 @@ def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, ou
     from kgctl.evaluation.evidence_page import render_page
     from kgctl.store import open_store
 
-    if not store_path.is_dir():
-        raise InputError(f"no such store: {store_path}")
     text = load_document(text_file, paper_id=paper).text if text_file else None
-    store = open_store(path=store_path)
+    store = open_store(path=store_path, create=False)
     try:
         if paper not in store.papers():
             raise StoreError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
@@ -302,9 +297,7 @@ def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
         raise InputError(f"no such run folder: {folder}")
     if not any(folder.glob(f"*{TRACE_SUFFIX}")):
         raise InputError(f"no run traces (*{TRACE_SUFFIX}) in {folder}")
-    if store_path is not None and not store_path.is_dir():
-        raise InputError(f"no such store: {store_path}")
-    store = open_store(path=store_path) if store_path is not None else None
+    store = open_store(path=store_path, create=False) if store_path is not None else None
     try:
         report = write_run_report(folder, store=store, html_path=html, json_path=out)
     except OSError as exc:

@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from kgctl.errors import InputError, StoreError
 from kgctl.grounding.harvest import harvest_index, last_good_index
@@ -20,6 +18,7 @@ from kgctl.grounding.paths import default_reference
 from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
+from kgctl.progress import progress_bar
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
 
@@ -110,7 +109,7 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
     if mint and (not structures or endpoint is not None):
         raise InputError("--mint needs --structures and an embedded reference store (not "
                          "--endpoint): minted species are written into it")
-    store = open_store(path=store_path, endpoint=store_endpoint)
+    store = open_store(path=store_path, endpoint=store_endpoint, create=False)
     try:
         known = store.papers()
         chosen = known if all_papers else list(papers)
@@ -286,8 +285,7 @@ class _progress:
     """A rich progress bar on stderr whose `advance(n)` sets or adds completed units."""
 
     def __init__(self, what: str, total: int | None) -> None:
-        self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), transient=True,
-                            console=Console(stderr=True))
+        self.bar = progress_bar()
         self.task = self.bar.add_task(what, total=total)
 
     def __enter__(self):

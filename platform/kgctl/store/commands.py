@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 from pyoxigraph import RdfFormat
-from rich.console import Console
-from rich.progress import Progress
 
 from kgctl.errors import InputError
-from kgctl.store import open_store
+from kgctl.progress import progress_bar
+from kgctl.store import command_store
 from kgctl.store.base import GraphStore
 from kgctl.store.trace import read_trace, replay, trace_jsonl
 
@@ -42,13 +41,8 @@ def store_options(func: Callable | None = None, *, creates: bool = False) -> Cal
         if path is not None and endpoint is not None:
             raise InputError("give --store or --endpoint, not both")
         folder = None if endpoint else (path or DEFAULT_STORE)
-        if folder is not None and not creates and not folder.is_dir():
-            raise InputError(f"no store at {folder}")
-        store = open_store(path=folder, endpoint=endpoint)
-        try:
+        with command_store(path=folder, endpoint=endpoint, create=creates) as store:
             return func(store, *args, **kwargs)
-        finally:
-            store.close()
 
     return wrapper
 
@@ -175,7 +169,7 @@ def replay_(store: GraphStore, trace_file: Path, *, paper: str | None, as_json: 
     if not trace_file.is_file():
         raise InputError(f"no such file: {trace_file}")
     records = read_trace(trace_file.read_text(encoding="utf-8"), source=trace_file.name)
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("replaying", total=len(records))
         pid = replay(store, records, paper_id=paper, step=lambda: progress.advance(task))
     data = {"paper": pid, "calls": len(store.trace(pid)),
