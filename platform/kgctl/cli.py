@@ -12,7 +12,7 @@ import sys
 import click
 
 from kgctl import __version__
-from kgctl.errors import EXIT_USAGE, KgctlError
+from kgctl.errors import EXIT_INTERRUPTED, EXIT_USAGE, KgctlError
 
 # sub-command -> (module exporting ``command``, its one-line help). `kgctl --help` lists the
 # lines from here without importing any box; tests/test_cli.py keeps each line equal to the
@@ -77,9 +77,9 @@ class LazyGroup(click.Group):
             hint = f" (see '{context.command_path} --help')" if context is not None else ""
             click.echo(f"error: {exc.format_message()}{hint}", err=True)
             sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(1)
+        except click.Abort:  # Ctrl-C (click turns KeyboardInterrupt into Abort)
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):

@@ -1,6 +1,7 @@
 """The error vocabulary shared by every box.
 
-Exit codes of the CLI: 0 ok, 1 data rejected, 2 usage or tool error.
+Exit codes of the CLI: 0 ok, 1 data rejected, 2 usage or tool error, 128+N stopped by signal N
+(130 Ctrl-C, 143 SIGTERM).
 A user-caused failure raises one of these; the CLI prints its message, never a traceback.
 
 >>> err = InputError("no such file: x.ttl")
@@ -15,6 +16,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class KgctlError(Exception):

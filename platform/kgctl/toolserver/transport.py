@@ -7,11 +7,13 @@ that session's state apart from every other's; idle sessions are dropped.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
 import click
 
+from kgctl.errors import InputError
 from kgctl.toolserver.sessions import MAX_SESSIONS, SESSION_IDLE_SECONDS
 
 ENDPOINT_PATH = "/mcp"
@@ -45,9 +47,19 @@ def serve(server: Any, *, transport: str, host: str, port: int, session_idle: fl
     if transport == "stdio":
         server.run("stdio")
         return
+    check_port(host, port)
     server.share(session_idle)
     click.echo(f"MCP endpoint: http://{host}:{port}{ENDPOINT_PATH} (streamable HTTP, "
                f"{server.name}; Ctrl-C stops)", err=True)
     server.run("streamable-http", host=host, port=port, streamable_http_path=ENDPOINT_PATH,
                session_idle_timeout=session_idle, max_sessions=MAX_SESSIONS,
                max_request_body_size=MAX_REQUEST_BYTES)
+
+
+def check_port(host: str, port: int) -> None:
+    """A clear error, before the endpoint is announced, when `host:port` cannot be bound."""
+    try:
+        socket.create_server((host, port)).close()
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (another "
+                         "server there? choose another --port)") from None
