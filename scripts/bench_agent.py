@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from kgctl.agent.aio import run_sync
-from kgctl.agent.ingest import document_from_text
+from kgctl.papers.ingest import document_from_text
 from kgctl.agent.replay import replay_traces
 from kgctl.agent.search import PassageIndex
 from kgctl.assets import asset_dir

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from agent_helpers import DATA, FakeLLM, Reply  # noqa: E402
 
-from kgctl.agent.ingest import load_document  # noqa: E402
+from kgctl.papers.ingest import load_document  # noqa: E402
 from kgctl.cli import cli  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

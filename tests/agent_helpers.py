@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.budget import estimate
-from kgctl.agent.ingest import load_document
+from kgctl.papers.ingest import load_document
 from kgctl.agent.llm import ChatClient, LLMSettings, Price
 from kgctl.agent.loop import run_paper
 from kgctl.agent.session import paper_tools

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from kgctl.agent.aio import run_sync
-from kgctl.agent.demo import bundled_traces, compile_all
+from kgctl.pipeline.demo import bundled_traces, compile_all
 from kgctl.agent.replay import ReplayReport, load_calls, replay_traces
 from kgctl.store import open_store
 from kgctl.store.base import GraphStore

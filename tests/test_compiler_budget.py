@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from kgctl.agent.ingest import Document, Section
+from kgctl.papers.ingest import Document, Section
 from kgctl.agent.tools import SEARCH_TOOL, add_agent_tools
 from kgctl.compiler import compile_tools
 from kgctl.compiler.budget import (

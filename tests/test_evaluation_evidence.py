@@ -13,7 +13,7 @@ from agent_helpers import DATA, FakeLLM, Reply
 from click.testing import CliRunner
 from pyoxigraph import Store
 
-from kgctl.agent.ingest import load_document
+from kgctl.papers.ingest import load_document
 from kgctl.cli import cli
 from kgctl.evaluation.evidence import locate, squeeze
 

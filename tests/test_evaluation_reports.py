@@ -136,7 +136,7 @@ def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path, monkeypatch
 
 
 def test_replayed_run_traces_are_named_as_extraction(tmp_path: Path) -> None:
-    from kgctl.agent.demo import trace_source
+    from kgctl.pipeline.demo import trace_source
 
     trace = tmp_path / "p.trace.json"
     trace.write_text(json.dumps({"format": "kgctl-agent-trace/1", "paper_id": "p",
