@@ -77,7 +77,7 @@ def canonical_all(store: GraphStore) -> dict[str, tuple]:
 def stages(store: GraphStore, papers: list[str], load_source: Callable[[], SparqlSource],
            work: Path) -> dict[str, tuple]:
     """(seconds, comparable result) per stage."""
-    gold = load_benchmark(ROOT / "benchmarks" / "mop30")
+    gold = load_benchmark(ROOT / "domains" / "mop30" / "benchmark")
     out: dict[str, tuple] = {}
     out["write"] = timed("write", lambda: replay_into(store, papers),
                          lambda _: canonical_all(store))

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from agent_helpers import write_pdf
 
-from kgctl.papers.ingest import load_document
 from kgctl.agent.search import PassageIndex
 from kgctl.errors import InputError
+from kgctl.papers.ingest import load_document
 
 DATA = Path(__file__).parent / "data" / "agent"
 

@@ -139,7 +139,7 @@ def test_review_file_decisions_are_applied_and_kept(store, tmp_path: Path):
     run(store, pack_specs(None), review_in=review, review_out=tmp_path / "again.csv")
     again = [r["evidence"] for r in csv.DictReader((tmp_path / "again.csv").open())]
     assert pair["evidence"] not in again  # a rejected pair is not asked again
-    run(store, pack_specs(None), review_out=tmp_path / "third.csv")  # decision persisted in the store
+    run(store, pack_specs(None), review_out=tmp_path / "third.csv")  # decision kept in the store
     third = csv.DictReader((tmp_path / "third.csv").open())
     assert pair["evidence"] not in [r["evidence"] for r in third]
 

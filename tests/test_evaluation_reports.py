@@ -19,7 +19,7 @@ from kgctl.cli import cli
 from kgctl.evaluation.scorer import f1
 
 ROUND_TRIP = "round trip of ground-truth traces (ceiling of ontology + tools + queries)"
-BUNDLED = asset_dir("benchmarks") / "mop30" / "traces"
+BUNDLED = asset_dir("domains") / "mop30" / "benchmark" / "traces"
 DEMO_PAPER = "10.1021_acs.cgd.6b00306"  # the smallest bundled trace
 
 # docs/evaluation.md, "The caseless/1 scorer": the worked example

@@ -40,7 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "query-building shell, the MCP server."),
     "serve": ("kgctl.service.commands",
               "Serve a store as a SPARQL 1.1 endpoint with a query page at /."),
-    "domain": ("kgctl.scaffold.commands", "Domain packs: list the bundled ones, check a pack, "
+    "domain": ("kgctl.domains.commands", "Domain packs: list the bundled ones, check a pack, "
                "make a new one from a T-Box."),
     "chem": ("kgctl.chemistry.commands", "Chemistry: structures from names (OPSIN), "
              "identifiers (RDKit), building units."),

@@ -65,9 +65,12 @@ def pack_traces(pack: Pack) -> Path | None:
     return pack.path(next(iter(benchmarks.values())).traces) if benchmarks else None
 
 
-def bundled_traces(pack: Pack, folder: Path | None = None) -> list[Path]:
-    """The pack's ground-truth traces (or those of `folder`), sorted; a clear error when there
-    are none."""
+def bundled_traces(pack: Pack | None = None, folder: Path | None = None) -> list[Path]:
+    """The pack's (default: the default pack's) ground-truth traces, or those of `folder`,
+    sorted; a clear error when there are none."""
+    from kgctl.packs import load_pack
+
+    pack = pack or load_pack()
     folder = folder or pack_traces(pack)
     found = sorted({p for pattern in TRACE_PATTERNS for p in folder.glob(pattern)}) \
         if folder else []
@@ -152,9 +155,13 @@ def run_replay_demo(
                       grounding=grounding, dedup=dedup)
 
 
-def trace_source(traces: list[Path], pack: Pack) -> Source:
-    """What replaying these traces measures: the pack's (ground-truth) traces give the round
-    trip; agent run traces give extraction by their model; anything else is a plain replay."""
+def trace_source(traces: list[Path], pack: Pack | None = None) -> Source:
+    """What replaying these traces measures: the pack's (default: the default pack's)
+    ground-truth traces give the round trip; agent run traces give extraction by their model;
+    anything else is a plain replay."""
+    from kgctl.packs import load_pack
+
+    pack = pack or load_pack()
     bundled, benchmark, files = pack_traces(pack), pack.benchmark()[0], pack_files(pack)
     if traces and bundled and all(_same_file(t, bundled / t.name) for t in traces):
         return source_for("round_trip", benchmark=benchmark, ontology=files)
