@@ -313,6 +313,16 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
                                ir=ir, pack=pack, **llm)
             if result is None:
                 return
+        elif pack.benchmark()[1].kind == "nerre":
+            from kgctl.pipeline.nerre import run_nerre_demo
+
+            with _progress(disable=as_json) as bar:
+                task = bar.add_task("replaying traces", total=len(found))
+                nerre = run_nerre_demo(
+                    store, pack, workdir=workdir, traces=found,
+                    progress=lambda pid: bar.update(task, advance=1, description=pid))
+            click.echo(nerre.model_dump_json(indent=2) if as_json else "\n".join(nerre.lines()))
+            return
         else:
             with _progress(disable=as_json) as bar:
                 task = bar.add_task("replaying traces", total=len(found))
