@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from kgctl.agent.aio import run_sync
-from kgctl.agent.ingest import document_from_text
 from kgctl.agent.replay import replay_traces
 from kgctl.agent.search import PassageIndex
 from kgctl.assets import asset_dir
 from kgctl.ontology import default_ir
+from kgctl.papers.ingest import document_from_text
 from kgctl.store import EmbeddedStore, canonical_nquads
 from kgctl.store.trace import read_trace, replay
 
@@ -68,13 +68,13 @@ def oracle_traces(folder: Path) -> list[Path]:
     from kgctl.evaluation.oracle import run_oracle
 
     store = EmbeddedStore(None)
-    run_oracle(store, asset_dir("benchmarks") / "mop30", traces=folder)
+    run_oracle(store, asset_dir("domains") / "mop30" / "benchmark", traces=folder)
     store.close()
     return sorted(folder.glob("*.jsonl"))
 
 
 def bench_replay_and_demo() -> None:
-    bundled = asset_dir("benchmarks") / "mop30" / "traces"
+    bundled = asset_dir("domains") / "mop30" / "benchmark" / "traces"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if bundled.is_dir() and any(bundled.glob("*.jsonl")):

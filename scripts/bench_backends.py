@@ -36,7 +36,7 @@ from store_helpers import OxigraphServer  # noqa: E402
 from virtuoso_helpers import VirtuosoServer, missing_reason  # noqa: E402
 
 from kgctl.dedup.job import run as dedup_run  # noqa: E402
-from kgctl.dedup.spec import load_specs  # noqa: E402
+from kgctl.dedup.spec import pack_specs  # noqa: E402
 from kgctl.evaluation.loader import Loaded, load_benchmark  # noqa: E402
 from kgctl.evaluation.readout import read_out_loaded  # noqa: E402
 from kgctl.evaluation.report import score  # noqa: E402
@@ -77,7 +77,7 @@ def canonical_all(store: GraphStore) -> dict[str, tuple]:
 def stages(store: GraphStore, papers: list[str], load_source: Callable[[], SparqlSource],
            work: Path) -> dict[str, tuple]:
     """(seconds, comparable result) per stage."""
-    gold = load_benchmark(ROOT / "benchmarks" / "mop30")
+    gold = load_benchmark(ROOT / "domains" / "mop30" / "benchmark")
     out: dict[str, tuple] = {}
     out["write"] = timed("write", lambda: replay_into(store, papers),
                          lambda _: canonical_all(store))
@@ -103,7 +103,7 @@ def stages(store: GraphStore, papers: list[str], load_source: Callable[[], Sparq
     out["import/export"] = timed("import/export", round_trip, lambda _: canonical_all(store))
 
     def dedup() -> list:
-        summaries = dedup_run(store, load_specs())
+        summaries = dedup_run(store, pack_specs(None))
         return [(s.spec, s.mentions, s.clusters, s.merges) for s in summaries]
     out["dedup"] = timed("dedup", dedup)
 

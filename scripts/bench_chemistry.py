@@ -90,7 +90,7 @@ def decisions(reference: Path, opsin: Opsin, cache_dir: Path) -> list[tuple[list
                                  cache_dir=cache_dir, refresh=False)
     tier = StructureTier(matcher, opsin)
     minter = Minter(matcher, opsin, reference, dry_run=True)
-    chemicals = input_chemicals(asset_dir("benchmarks") / "mop30" / "chemicals")
+    chemicals = input_chemicals(asset_dir("domains") / "mop30" / "benchmark" / "chemicals")
     found = []
     for run in (1, 2):
         for i, (names, formula) in enumerate(chemicals):
@@ -115,7 +115,7 @@ def grounding(reference: Path, opsin: Opsin, cache_dir: Path) -> dict:
                                  cache_dir=cache_dir, refresh=False)
     plain = [decide(matcher, "bench", spec.sources[0], f"e{i}", [*n, f] if f else n).match
              for i, (n, f) in enumerate(
-                 input_chemicals(asset_dir("benchmarks") / "mop30" / "chemicals"))]
+                 input_chemicals(asset_dir("domains") / "mop30" / "benchmark" / "chemicals"))]
     full = decisions(reference, opsin, cache_dir)
     methods = Counter(d.match.method for _, d, _ in full if d.match is not None)
     formula_only = sum(d.match is not None and d.match.method == "formula"
@@ -158,7 +158,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/bench-chemistry-cache"),
                         help="grounding index cache (default: %(default)s)")
     args = parser.parse_args()
-    all_slots = slots(asset_dir("benchmarks") / "mop30" / "cbu")
+    all_slots = slots(asset_dir("domains") / "mop30" / "benchmark" / "cbu")
     organic = [s for s in all_slots if not s["metal"]]
     metal = [s for s in all_slots if s["metal"]]
     with Opsin() as opsin:

@@ -17,11 +17,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from kgctl.agent.aio import run_sync
-from kgctl.agent.demo import bundled_traces, compile_all
 from kgctl.agent.replay import replay_traces
 from kgctl.dedup.job import DEDUP_GRAPH, SAME_AS, harvest, run
 from kgctl.dedup.keys import is_fragment, name_key
-from kgctl.dedup.spec import load_specs
+from kgctl.dedup.spec import pack_specs
+from kgctl.pipeline.demo import bundled_traces, compile_all
 from kgctl.store import EmbeddedStore
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "dedup_labelled.csv"
@@ -31,7 +31,7 @@ def main() -> None:
     store = EmbeddedStore()
     _, (ir, surface), _ = compile_all()
     run_sync(lambda: replay_traces(bundled_traces(), ir=ir, store=store, surface=surface))
-    specs = load_specs()
+    specs = pack_specs(None)
     started = time.perf_counter()
     summaries = run(store, specs)
     seconds = time.perf_counter() - started

@@ -25,7 +25,7 @@ TARGET_SECONDS = 5.0
 
 
 def main() -> None:
-    gold = load_benchmark(ROOT / "benchmarks" / "mop30")
+    gold = load_benchmark(ROOT / "domains" / "mop30" / "benchmark")
     store = replayed_store()
     n_triples = sum(1 for p in store.papers() for _ in store.triples(p))
 

@@ -283,7 +283,7 @@ def mop30(matcher: Matcher) -> None:
     """Share of ground-truth input chemicals grounded (by their names, and by names plus the
     formula, as `kgctl ground` reads hasChemicalFormula) and consistency of their names."""
     chemicals = []
-    for path in sorted((asset_dir("benchmarks") / "mop30" / "chemicals").glob("*.json")):
+    for path in sorted((asset_dir("domains") / "mop30" / "benchmark" / "chemicals").glob("*.json")):
         data = json.loads(path.read_text())
         for proc in data.get("synthesisProcedures", []):
             for step in proc.get("steps", []):

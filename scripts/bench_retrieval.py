@@ -24,8 +24,8 @@ from kgctl.retrieval.engine import QueryEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION_SETS = {
-    "bundled": ROOT / "benchmarks" / "mop30-questions" / "questions.yaml",
-    "chemist": ROOT / "benchmarks" / "mop30-questions" / "chemist-questions.yaml",
+    "bundled": ROOT / "domains" / "mop30" / "questions" / "questions.yaml",
+    "chemist": ROOT / "domains" / "mop30" / "questions" / "chemist-questions.yaml",
 }
 TARGET_MEDIAN_MS = 20.0
 P90 = 0.9

@@ -49,7 +49,7 @@ TIMEOUT_S = 2.0
 PROBE_EVERY_S = 0.1
 CPU_GRACE_S = 10.0
 STARTUP_S = 60.0
-QUERIES = Path(__file__).resolve().parents[1] / "queries"
+QUERIES = Path(__file__).resolve().parents[1] / "domains" / "mop30" / "readout"
 ACCEPT = "application/sparql-results+json, text/turtle;q=0.9"  # the page's examples include
 # CONSTRUCT queries
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"

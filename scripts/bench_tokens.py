@@ -43,8 +43,8 @@ def agent_tool_tokens() -> int:
     from mcp import Client
     from mcp.server.mcpserver import MCPServer
 
-    from kgctl.agent.ingest import Document, Section
     from kgctl.agent.tools import SEARCH_TOOL, add_agent_tools
+    from kgctl.papers.ingest import Document, Section
     from kgctl.store import EmbeddedStore
 
     server = MCPServer("agent-tools")

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from agent_helpers import DATA, FakeLLM, Reply  # noqa: E402
 
-from kgctl.agent.ingest import load_document  # noqa: E402
 from kgctl.cli import cli  # noqa: E402
+from kgctl.papers.ingest import load_document  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

@@ -20,7 +20,6 @@ from starlette.routing import Route
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.budget import estimate
-from kgctl.agent.ingest import load_document
 from kgctl.agent.llm import ChatClient, LLMSettings, Price
 from kgctl.agent.loop import run_paper
 from kgctl.agent.session import paper_tools
@@ -28,6 +27,7 @@ from kgctl.agent.trace import AgentTrace
 from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.ontology import default_ir
+from kgctl.papers.ingest import load_document
 
 DATA = Path(__file__).parent / "data" / "agent"
 PAPER = "paper"

@@ -1,5 +1,5 @@
 """Test and benchmark helper: MOP-30 paper graphs rebuilt by replaying the bundled traces
-(benchmarks/mop30/traces, made by the round-trip oracle) through the compiled MCP tools, the
+(domains/mop30/benchmark/traces, made by the round-trip oracle) through the compiled MCP tools, the
 one way the project builds the MOP-30 graph (as `kgctl demo` does).
 """
 
@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 
 from kgctl.agent.aio import run_sync
-from kgctl.agent.demo import bundled_traces, compile_all
 from kgctl.agent.replay import ReplayReport, load_calls, replay_traces
+from kgctl.pipeline.demo import bundled_traces, compile_all
 from kgctl.store import open_store
 from kgctl.store.base import GraphStore
 

@@ -12,7 +12,7 @@ from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.store.base import GraphStore
 
-QUESTIONS = Path(__file__).parents[1] / "benchmarks" / "mop30-questions" / "questions.yaml"
+QUESTIONS = Path(__file__).parents[1] / "domains" / "mop30" / "questions" / "questions.yaml"
 
 
 @cache

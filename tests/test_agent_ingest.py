@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from agent_helpers import write_pdf
 
-from kgctl.agent.ingest import load_document
 from kgctl.agent.search import PassageIndex
 from kgctl.errors import InputError
+from kgctl.papers.ingest import load_document
 
 DATA = Path(__file__).parent / "data" / "agent"
 
@@ -108,7 +108,7 @@ def test_search_offsets_point_into_the_paper() -> None:
 
 
 def test_mmr_lambda_trades_relevance_for_diversity() -> None:
-    from kgctl.agent.ingest import document_from_text
+    from kgctl.papers.ingest import document_from_text
 
     text = (
         "# Synthesis\nThe solution was heated to 85 C for two days.\n\n"

@@ -91,7 +91,7 @@ def test_oracle_traces_replay_to_identical_graphs(tmp_path: Path) -> None:
     from kgctl.assets import asset_dir
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
 
-    root = asset_dir("benchmarks") / "mop30"
+    root = asset_dir("domains") / "mop30" / "benchmark"
     papers = benchmark_papers(root)[:5]
     original = EmbeddedStore(None)
     run_oracle(original, root, papers=papers, traces=tmp_path)

@@ -78,7 +78,7 @@ def test_no_linker_without_binding_group_or_with_a_metal():
 
 
 def test_sbu_table_names_its_sources_and_benchmark_papers():
-    papers = {p.stem for p in (asset_dir("benchmarks") / "mop30" / "cbu").glob("*.json")}
+    papers = {p.stem for p in (asset_dir("domains") / "mop30" / "benchmark" / "cbu").glob("*.json")}
     assert len(families()) >= 5
     for family in families():
         assert family.source and set(family.seen_in) <= papers, family.id

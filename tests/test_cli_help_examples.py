@@ -163,7 +163,9 @@ def llm() -> Iterator[FakeLLM]:
 def template(tmp_path_factory, llm) -> Path:
     """The small data the examples name, made through the public doors (read-only)."""
     tmp = tmp_path_factory.mktemp("examples")
-    for name in ("ontologies", "benchmarks"):
+    shutil.copy(asset_dir("domains") / "nerre-doping" / "benchmark" / "gpt3" /
+                "inference_decoded_json.json", tmp / "predictions.json")
+    for name in ("domains", "benchmarks"):
         (tmp / name).symlink_to(asset_dir(name), target_is_directory=True)
     battery = Path(__file__).parent / "ontologies" / "battery"
     for entry in battery.iterdir():  # battery.ttl with its catalog and modules, side by side
@@ -177,7 +179,7 @@ def template(tmp_path_factory, llm) -> Path:
         write_pdf(pdf, [lines])
     build_small_reference(tmp / "ref")
     env = _environment(tmp, llm)
-    trace = asset_dir("benchmarks") / "mop30" / "traces" / f"{PAPER}.jsonl"
+    trace = asset_dir("domains") / "mop30" / "benchmark" / "traces" / f"{PAPER}.jsonl"
     old = Path.cwd()
     os.chdir(tmp)
     try:
@@ -195,7 +197,7 @@ def template(tmp_path_factory, llm) -> Path:
         (tmp / name).write_text(query + " LIMIT 5\n", encoding="utf-8")
     for category in ("steps", "chemicals", "characterisation", "cbu"):
         (tmp / "runs" / "out" / category).mkdir(parents=True)
-        shutil.copy(asset_dir("benchmarks") / "mop30" / category / f"{PAPER}.json",
+        shutil.copy(asset_dir("domains") / "mop30" / "benchmark" / category / f"{PAPER}.json",
                     tmp / "runs" / "out" / category)
     (tmp / "runs" / "water_stability.csv").write_text(
         "doi,mof,label\n10.1038/s41586-019-1798-7,Al-PMOF,Stable\n", encoding="utf-8")

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from kgctl.agent.ingest import Document, Section
 from kgctl.agent.tools import SEARCH_TOOL, add_agent_tools
 from kgctl.compiler import compile_tools
 from kgctl.compiler.budget import (
@@ -26,6 +25,7 @@ from kgctl.compiler.budget import (
 )
 from kgctl.compiler.plan import compile_plan
 from kgctl.ontology import default_ir, load_ir
+from kgctl.papers.ingest import Document, Section
 from kgctl.store import EmbeddedStore
 from kgctl.tokens import count_tokens
 

@@ -13,7 +13,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.cli import cli
 from kgctl.dedup.job import DEDUP_GRAPH, SAME_AS, read_review, run
-from kgctl.dedup.spec import load_specs
+from kgctl.dedup.spec import pack_specs
 from kgctl.errors import InputError
 from kgctl.store.embedded import EmbeddedStore
 from kgctl.store.iris import mint_iri
@@ -74,7 +74,7 @@ def store():
 
 def test_shared_chemicals_end_in_one_cluster_and_papers_are_untouched(store):
     before = paper_quads(store)
-    summaries = run(store, load_specs())
+    summaries = run(store, pack_specs(None))
     assert paper_quads(store) == before
     link = links(store)
     dmf = {link[mint_iri(p, SYN + "ChemicalInput", k).value]
@@ -92,7 +92,7 @@ def test_a_chain_of_names_never_joins_conflicting_identifiers():
     tri = add_chemical(s, "p1", "cu", "copper nitrate", formula="Cu(NO3)2·3H2O")
     hexa = add_chemical(s, "p2", "cu", "copper nitrate", formula="Cu(NO3)2·6H2O")
     bare = add_chemical(s, "p3", "cu", "copper nitrate")  # the link in the chain
-    run(s, load_specs())
+    run(s, pack_specs(None))
     link = links(s)
     assert link[tri] != link[hexa] and link[bare] in (link[tri], link[hexa])
     refused = list(s.query(
@@ -109,18 +109,18 @@ def test_mops_link_by_deposition_number_not_by_paper_local_names():
     a = add_mop(s, "p1", "cage", "MOP-1", "CCDC 1000001")
     b = add_mop(s, "p2", "cage", "MOP-1", "1000002")  # same label, other deposit: other cage
     c = add_mop(s, "p3", "cage", "cuboctahedron A", "1000001")  # same deposit: same cage
-    run(s, load_specs())
+    run(s, pack_specs(None))
     link = links(s)
     assert link[a] == link[c] != link[b]
 
 
 def test_rerun_is_idempotent_and_a_new_paper_reuses_clusters(store):
-    run(store, load_specs())
+    run(store, pack_specs(None))
     first = links(store)
-    run(store, load_specs())
+    run(store, pack_specs(None))
     assert links(store) == first
     new = add_chemical(store, "p9", "dmf", "N,N-dimethyl formamide", formula="C3H7NO")
-    run(store, load_specs())
+    run(store, pack_specs(None))
     after = links(store)
     assert after[new] == first[mint_iri("p1", SYN + "ChemicalInput", "dmf").value]
     assert {k: v for k, v in after.items() if k != new} == first
@@ -128,7 +128,7 @@ def test_rerun_is_idempotent_and_a_new_paper_reuses_clusters(store):
 
 def test_review_file_decisions_are_applied_and_kept(store, tmp_path: Path):
     review = tmp_path / "review.csv"
-    run(store, load_specs(), review_out=review)
+    run(store, pack_specs(None), review_out=review)
     rows = list(csv.DictReader(review.open()))
     pair = next(r for r in rows if {"1,3" in r["evidence"], "1,4" in r["evidence"]} == {True})
     pair["decision"] = "reject"
@@ -136,19 +136,19 @@ def test_review_file_decisions_are_applied_and_kept(store, tmp_path: Path):
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerow(pair)
-    run(store, load_specs(), review_in=review, review_out=tmp_path / "again.csv")
+    run(store, pack_specs(None), review_in=review, review_out=tmp_path / "again.csv")
     again = [r["evidence"] for r in csv.DictReader((tmp_path / "again.csv").open())]
     assert pair["evidence"] not in again  # a rejected pair is not asked again
-    run(store, load_specs(), review_out=tmp_path / "third.csv")  # decision persisted in the store
+    run(store, pack_specs(None), review_out=tmp_path / "third.csv")  # decision kept in the store
     third = csv.DictReader((tmp_path / "third.csv").open())
     assert pair["evidence"] not in [r["evidence"] for r in third]
 
 
 def test_dry_run_writes_nothing_and_bad_input_is_one_clear_error(store, tmp_path: Path):
-    run(store, load_specs(), dry_run=True)
+    run(store, pack_specs(None), dry_run=True)
     assert links(store) == {}
     with pytest.raises(InputError, match="no paper graphs"):
-        run(EmbeddedStore(), load_specs())
+        run(EmbeddedStore(), pack_specs(None))
     bad = tmp_path / "bad.csv"
     bad.write_text("x,y\n1,2\n")
     with pytest.raises(InputError, match="row 2 needs the columns 'a' and 'b'"):
@@ -159,7 +159,7 @@ def test_dry_run_writes_nothing_and_bad_input_is_one_clear_error(store, tmp_path
 
 
 def test_interrupted_job_keeps_the_previous_dedup_graph(store, monkeypatch):
-    run(store, load_specs())
+    run(store, pack_specs(None))
     first = links(store)
     add_chemical(store, "p9", "x", "xylene")
 
@@ -168,7 +168,7 @@ def test_interrupted_job_keeps_the_previous_dedup_graph(store, monkeypatch):
 
     monkeypatch.setattr("kgctl.dedup.job.cluster", crash)
     with pytest.raises(KeyboardInterrupt):
-        run(store, load_specs())
+        run(store, pack_specs(None))
     assert links(store) == first
 
 

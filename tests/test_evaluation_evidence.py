@@ -13,9 +13,9 @@ from agent_helpers import DATA, FakeLLM, Reply
 from click.testing import CliRunner
 from pyoxigraph import Store
 
-from kgctl.agent.ingest import load_document
 from kgctl.cli import cli
 from kgctl.evaluation.evidence import locate, squeeze
+from kgctl.papers.ingest import load_document
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -12,7 +12,7 @@ from kgctl.assets import asset_dir
 from kgctl.cli import cli
 from kgctl.evaluation.nerre import score_doping
 
-NERRE = asset_dir("benchmarks") / "nerre-doping"
+NERRE = asset_dir("domains") / "nerre-doping" / "benchmark"
 DIGITS = 3
 # (P, R, F1) per kind, as printed in all_doping_results_output_summary.txt
 PUBLISHED = {

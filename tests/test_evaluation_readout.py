@@ -16,8 +16,8 @@ from kgctl.evaluation.readout import read_out, read_out_loaded
 from kgctl.evaluation.report import score
 
 PAPER = "10.1021_acs.cgd.6b00306"  # ends in an Evaporate step with a qualitative duration
-GOLD = asset_dir("benchmarks") / "mop30"
-NERRE = asset_dir("benchmarks") / "nerre-doping"
+GOLD = asset_dir("domains") / "mop30" / "benchmark"
+NERRE = asset_dir("domains") / "nerre-doping" / "benchmark"
 # The oracle's traces carry every field of this paper a tool argument holds.
 READBACK_FLOOR = 0.95
 

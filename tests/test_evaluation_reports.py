@@ -19,7 +19,7 @@ from kgctl.cli import cli
 from kgctl.evaluation.scorer import f1
 
 ROUND_TRIP = "round trip of ground-truth traces (ceiling of ontology + tools + queries)"
-BUNDLED = asset_dir("benchmarks") / "mop30" / "traces"
+BUNDLED = asset_dir("domains") / "mop30" / "benchmark" / "traces"
 DEMO_PAPER = "10.1021_acs.cgd.6b00306"  # the smallest bundled trace
 
 # docs/evaluation.md, "The caseless/1 scorer": the worked example
@@ -136,7 +136,7 @@ def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path, monkeypatch
 
 
 def test_replayed_run_traces_are_named_as_extraction(tmp_path: Path) -> None:
-    from kgctl.agent.demo import trace_source
+    from kgctl.pipeline.demo import trace_source
 
     trace = tmp_path / "p.trace.json"
     trace.write_text(json.dumps({"format": "kgctl-agent-trace/1", "paper_id": "p",

@@ -14,7 +14,7 @@ from kgctl.evaluation.report import score
 from kgctl.evaluation.scorer import align
 from kgctl.evaluation.slots import Node, to_node
 
-GOLD_DIR = asset_dir("benchmarks") / "mop30"
+GOLD_DIR = asset_dir("domains") / "mop30" / "benchmark"
 PAPER = "10.1021_ic050460z"
 
 

@@ -21,7 +21,7 @@ from kgctl.ontology import default_ir, load_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
 
 ROOT = Path(__file__).parent.parent
-TRACES = ROOT / "benchmarks" / "mop30" / "traces"
+TRACES = ROOT / "domains" / "mop30" / "benchmark" / "traces"
 DOCS = ROOT / "docs" / "instantiation.md"
 DOPING = Path(__file__).parent / "data" / "ontology" / "doping.ttl"
 IR = default_ir()

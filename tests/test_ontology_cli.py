@@ -15,6 +15,7 @@ from kgctl.ontology import default_ir
 
 DATA = Path(__file__).parent / "data" / "ontology"
 DOPING = str(DATA / "doping.ttl")
+MOP30_ONTOLOGIES = asset_dir("domains") / "mop30" / "ontologies"
 
 
 def run(*args: str):
@@ -52,7 +53,7 @@ def test_other_ontology_without_profile_as_json():
 
 
 def test_no_profile_flag_drops_the_profile_rules():
-    result = run(str(asset_dir("ontologies") / "ontosynthesis.ttl"), "--no-profile", "--json")
+    result = run(str(MOP30_ONTOLOGIES / "ontosynthesis.ttl"), "--no-profile", "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert data["top_level"] == [] and data["orderings"] == []

@@ -43,7 +43,7 @@ def test_wheel_install_finds_bundled_ontologies(tmp_path):
     (site / "_kgctl_deps.pth").write_text("".join(p + "\n" for p in borrowed))
     sh(*pip, "--python", python, "install", "-q", "--no-deps", wheel, cwd=tmp_path)
 
-    where = sh(python, "-c", "import kgctl.assets as a; print(a.asset_dir('ontologies'))",
+    where = sh(python, "-c", "import kgctl.assets as a; print(a.asset_dir('domains'))",
                cwd=tmp_path).stdout.strip()
     assert Path(where).is_relative_to(venv) and (Path(where) / "om2.profile.yaml").is_file()
     out = sh(venv / "bin" / "kgctl", "compile", "--json", cwd=tmp_path).stdout

@@ -13,7 +13,7 @@ from kgctl.errors import OntologyError
 from kgctl.ontology import default_ir, load_ir
 
 MOPS = "https://www.theworldavatar.com/kg/ontomops/"
-TBOX = asset_dir("ontologies") / "ontomops-subgraph.ttl"
+TBOX = asset_dir("domains") / "mop30" / "ontologies" / "ontomops-subgraph.ttl"
 
 
 def _profile(tmp_path: Path, body: str) -> Path:

@@ -12,7 +12,7 @@ from kgctl.errors import OntologyError
 from kgctl.ontology import default_ir, load_ir
 
 OM = "http://www.ontology-of-units-of-measure.org/resource/om-2/"
-ONTOLOGIES = asset_dir("ontologies")
+ONTOLOGIES = asset_dir("domains") / "mop30" / "ontologies"
 HEAD = """quantities:
   value_property: om2:hasNumericalValue
   unit_property: om2:hasUnit

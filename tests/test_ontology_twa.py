@@ -23,6 +23,7 @@ DECLARED = """
 PREFIX owl: <http://www.w3.org/2002/07/owl#>
 SELECT DISTINCT ?x WHERE {{ ?x a ?type . VALUES ?type {{ {types} }} FILTER(isIRI(?x)) }}
 """
+MOP30_ONTOLOGIES = asset_dir("domains") / "mop30" / "ontologies"
 
 
 def declared_in_file(path: Path, *types: str) -> set[str]:
@@ -35,11 +36,11 @@ def declared_in_file(path: Path, *types: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def ontosyn_ir():
-    return load_ir([asset_dir("ontologies") / "ontosynthesis.ttl"])
+    return load_ir([MOP30_ONTOLOGIES / "ontosynthesis.ttl"])
 
 
 def test_ir_holds_every_class_and_property_of_ontosynthesis(ontosyn_ir):
-    path = asset_dir("ontologies") / "ontosynthesis.ttl"
+    path = MOP30_ONTOLOGIES / "ontosynthesis.ttl"
     classes = declared_in_file(path, "owl:Class")
     properties = declared_in_file(path, "owl:ObjectProperty", "owl:DatatypeProperty",
                                   "owl:AnnotationProperty")
@@ -83,7 +84,7 @@ def test_owl_restriction_of_chemical_synthesis(ontosyn_ir):
 
 
 def units_in_om2(category: str) -> set[str]:
-    return declared_in_file(asset_dir("ontologies") / "om2.ttl", f"<{OM}{category}>")
+    return declared_in_file(MOP30_ONTOLOGIES / "om2.ttl", f"<{OM}{category}>")
 
 
 @pytest.mark.parametrize(("quantity", "category"), [
@@ -123,7 +124,7 @@ def test_profile_rules_from_the_comments():
     add, step = ONTOSYN + "Add", ONTOSYN + "SynthesisStep"
     added = ir.cardinality(add, ONTOSYN + "hasAddedChemicalInput")
     assert (added.min, added.max) == (1, 1)
-    profile = (asset_dir("ontologies") / "ontosynthesis.profile.yaml").read_text().splitlines()
+    profile = (MOP30_ONTOLOGIES / "ontosynthesis.profile.yaml").read_text().splitlines()
     line = profile.index("    exactly_one: [ontosyn:hasAddedChemicalInput]") + 1
     assert [str(s) for s in added.sources] == [f"ontosynthesis.profile.yaml:{line}"]
     order = ir.cardinality(ONTOSYN + "HeatChill", ONTOSYN + "hasOrder")  # induced from the parent

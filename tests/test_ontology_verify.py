@@ -11,7 +11,7 @@ from kgctl.errors import OntologyError
 from kgctl.ontology import default_ir, load_ir
 
 ONTOSYN = "https://www.theworldavatar.com/kg/OntoSyn/"
-TBOX = asset_dir("ontologies") / "ontosynthesis.ttl"
+TBOX = asset_dir("domains") / "mop30" / "ontologies" / "ontosynthesis.ttl"
 
 
 def test_bundled_profile_gives_verify_rules_one_per_line() -> None:

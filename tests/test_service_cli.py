@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from pyoxigraph import Store
 from service_helpers import free_port
 
-from kgctl.agent.demo import bundled_traces
 from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
+from kgctl.pipeline.demo import bundled_traces
 
 STARTUP_S = 60.0
 

@@ -1,9 +1,10 @@
-"""Find the bundled asset folders both in a checkout and in an installed wheel.
+"""Find the bundled asset folders (the domain packs, the benchmarks of no pack) both in a
+checkout and in an installed wheel.
 
 In a wheel the folders live in ``kgctl/assets/<name>``; in a checkout they sit at the
 repository top level, two levels above this package.
 
->>> asset_dir("ontologies").joinpath("ontosynthesis.ttl").is_file()
+>>> asset_dir("domains").joinpath("mop30", "domain.yaml").is_file()
 True
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from kgctl.errors import InputError
 
-ASSET_FOLDERS = ("ontologies", "queries", "grounding", "benchmarks")
+ASSET_FOLDERS = ("domains", "benchmarks")
 _PACKAGE = Path(__file__).resolve().parent
 
 

@@ -23,12 +23,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "store": ("kgctl.store.commands",
               "Paper graphs in the store: info, papers, export, import, drop, replay."),
     "mcp": ("kgctl.instantiation.commands", "MCP servers of kgctl."),
-    "extract": ("kgctl.agent.commands:extract", "Extract papers (PDF, Markdown, text) into their "
-                "graphs with an LLM agent, or replay recorded traces through the same validating "
-                "tools."),
-    "demo": ("kgctl.agent.commands:demo", "The main job: compile the ontologies, build the "
-             "MOP-30 paper graphs by replaying the bundled traces through the compiled tools, "
-             "evaluate them against the ground truth and write the HTML report."),
+    "extract": ("kgctl.pipeline.commands:extract", "Extract papers (PDF, Markdown, text) into "
+                "their graphs with an LLM agent, or replay recorded traces through the same "
+                "validating tools."),
+    "demo": ("kgctl.pipeline.commands:demo", "The main job: compile a domain pack's ontologies, "
+             "build its paper graphs by replaying its ground-truth traces through the compiled "
+             "tools, evaluate them against its benchmark and write the HTML report."),
     "doctor": ("kgctl.agent.doctor", "Check the LLM server before a batch: reachable, model "
                "offered, tool calling, context window."),
     "ground": ("kgctl.grounding.commands",
@@ -42,6 +42,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "query-building shell, the MCP server."),
     "serve": ("kgctl.service.commands",
               "Serve a store as a SPARQL 1.1 endpoint with a query page at /."),
+    "domain": ("kgctl.domains.commands", "Domain packs: list the bundled ones, check a pack, "
+               "make a new one from a T-Box."),
     "chem": ("kgctl.chemistry.commands", "Chemistry: structures from names (OPSIN), "
              "identifiers (RDKit), building units."),
 }

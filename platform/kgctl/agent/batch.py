@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict
 
 from kgctl.agent.aio import first_kgctl_error
 from kgctl.agent.external import ToolServers, tool_servers
-from kgctl.agent.ingest import Document
 from kgctl.agent.llm import ChatClient, LLMSettings
 from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS, run_paper
 from kgctl.agent.search import DEFAULT_LAMBDA
@@ -29,12 +28,13 @@ from kgctl.agent.trace import AgentTrace, StepTrace
 from kgctl.compiler.plan import Plan
 from kgctl.compiler.spec import ToolSurface
 from kgctl.errors import InputError, KgctlError
-from kgctl.evaluation.evidence import store_paper_text
 from kgctl.ontology.ir import OntologyIR
+from kgctl.papers.formats import TRACE_SUFFIX
+from kgctl.papers.ingest import Document
+from kgctl.papers.text import store_paper_text
 from kgctl.store.base import GraphStore
 
 DEFAULT_WORKERS = 2
-TRACE_SUFFIX = ".trace.json"
 # nothing_extracted: the run ended but no graph-tool call was accepted (the paper's graph is
 # empty), e.g. a model that does not call tools.
 Outcome = Literal["complete", "skipped", "failed", "iteration_limit", "nothing_extracted"]

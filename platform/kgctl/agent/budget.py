@@ -4,7 +4,7 @@ Counts use `kgctl.tokens` (o200k_base). A served model's own tokenizer and chat 
 differently, so estimates are scaled by TOKEN_SAFETY and padded per message; a server's context
 overflow answer (with its own count) then shrinks the next try (see `kgctl.agent.loop`).
 
->>> from kgctl.agent.ingest import document_from_text
+>>> from kgctl.papers.ingest import document_from_text
 >>> doc = document_from_text("p", "# Synthesis\\n" + "Cu was added to the flask. " * 60)
 >>> pieces = paper_pieces(doc, doc.sections, budget=150)
 >>> len(pieces) > 1, all(estimate_text(p.text) <= 150 for p in pieces)
@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from kgctl.agent.ingest import Document, Section
+from kgctl.papers.ingest import Document, Section
 from kgctl.tokens import count_tokens
 
 TOKEN_SAFETY = 1.25  # other tokenizers may count a quarter more tokens than o200k_base

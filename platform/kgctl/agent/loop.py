@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from kgctl.agent.budget import estimate, paper_pieces, piece_budget, shrunk_budget
 from kgctl.agent.external import ToolServers
-from kgctl.agent.ingest import Document, Section
 from kgctl.agent.llm import ChatClient, ChatResult, ContextOverflow, LLMError, StepError
 from kgctl.agent.messages import (
     cut_off_note,
@@ -43,6 +42,7 @@ from kgctl.agent.toolcalls import calls_in_text
 from kgctl.agent.tools import AGENT_TOOLS, REVIEW_TOOL, SEARCH_TOOL
 from kgctl.agent.trace import AgentTrace, Ending, StepTrace, ToolCallRecord
 from kgctl.compiler.plan import Plan, PlanStep
+from kgctl.papers.ingest import Document, Section
 
 if TYPE_CHECKING:  # the MCP SDK loads when a paper is extracted, not for a usage error
     from mcp import Client

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from kgctl.agent.budget import Piece
-from kgctl.agent.ingest import Document, Section
 from kgctl.agent.tools import SEARCH_TOOL
 from kgctl.compiler.plan import PlanStep
+from kgctl.papers.ingest import Document, Section
 
 ELIDED = "[result elided to fit the context window; call the tool again if you need it]"
 

@@ -21,11 +21,12 @@ from mcp import Client
 from mcp_types import TextContent
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.agent.trace import TRACE_FORMAT, AgentTrace
+from kgctl.agent.trace import AgentTrace
 from kgctl.compiler.spec import ToolSurface
 from kgctl.errors import InputError
 from kgctl.instantiation.server import build_server
 from kgctl.ontology.ir import OntologyIR
+from kgctl.papers.formats import TRACE_FORMAT
 from kgctl.store.base import GraphStore
 from kgctl.store.trace import read_trace
 

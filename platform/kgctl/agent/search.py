@@ -2,7 +2,7 @@
 marginal relevance (MMR) over lexical vectors (BM25 for relevance, TF-IDF cosine between
 passages for redundancy). No model download; numpy/scipy only.
 
->>> from kgctl.agent.ingest import document_from_text
+>>> from kgctl.papers.ingest import document_from_text
 >>> doc = document_from_text("p", "# Synthesis\\nCu(NO3)2 was dissolved in DMF.\\n\\n"
 ...                          "The solution was heated to 85 C for 2 days.\\n\\n"
 ...                          "# Characterisation\\nThe crystals were analysed by PXRD.")
@@ -19,8 +19,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy import sparse
 
-from kgctl.agent.ingest import Document
 from kgctl.errors import InputError
+from kgctl.papers.ingest import Document
 
 DEFAULT_LAMBDA = 0.5
 DEFAULT_K = 5

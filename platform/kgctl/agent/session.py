@@ -12,12 +12,12 @@ from contextlib import asynccontextmanager
 
 from mcp import Client
 
-from kgctl.agent.ingest import Document
 from kgctl.agent.search import DEFAULT_LAMBDA
 from kgctl.agent.tools import add_agent_tools
 from kgctl.compiler.spec import ToolSurface
 from kgctl.instantiation.server import build_server
 from kgctl.ontology.ir import OntologyIR
+from kgctl.papers.ingest import Document
 from kgctl.store.base import GraphStore
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.agent.ingest import Document
 from kgctl.agent.search import DEFAULT_K, DEFAULT_LAMBDA, Hit, PassageIndex
+from kgctl.papers.ingest import Document
 from kgctl.store.base import Evidence, GraphStore
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgctl.agent.llm import Usage
 from kgctl.errors import InputError
+from kgctl.papers.formats import TRACE_FORMAT
 
-TRACE_FORMAT = "kgctl-agent-trace/1"
 # done: wrote something; empty: ended without an accepted write; too_large: the step's tools and
 # prompt do not fit the context window (nothing sent); failed: a model error ended it.
 StepStatus = Literal["done", "empty", "iteration_limit", "too_large", "failed"]

@@ -9,10 +9,11 @@ from typing import Any
 import click
 
 from kgctl.errors import DataRejected
-from kgctl.ontology import default_ontology_paths, load_ir
+from kgctl.ontology import load_ir, pack_ir
 from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.options import import_options, read_options
 from kgctl.ontology.summary import summary_lines
+from kgctl.packs import domain_option, load_pack
 
 
 @click.command("compile")
@@ -36,17 +37,20 @@ from kgctl.ontology.summary import summary_lines
               help="Print the tokens of the tool surface and of each plan step per turn "
                    "(exit 1 when over budget).")
 @import_options
+@domain_option
 def command(
     ontologies: tuple[Path, ...], profiles: tuple[Path, ...], no_profile: bool, as_json: bool,
-    tools: bool, plan: bool, plan_hints: Path | None, budget: bool, **reading: Any,
+    tools: bool, plan: bool, plan_hints: Path | None, budget: bool, domain: str | None,
+    **reading: Any,
 ) -> None:
     """Compile ONTOLOGY files (Turtle, RDF/XML) and their profiles into the intermediate model.
 
-    Without ONTOLOGY, the bundled TWA T-Boxes (OntoSyn, OntoMOPs, OntoSpecies, OM-2) are used.
+    Without ONTOLOGY, the T-Boxes of the domain pack (--domain) are used, with its plan hints.
 
     \b
     Examples:
-      kgctl compile ontologies/ontosynthesis.ttl ontologies/om2.ttl --json
+      kgctl compile domains/mop30/ontologies/om2.ttl --json
+      kgctl compile --domain nerre-doping --plan
       kgctl compile --tools --json
       kgctl compile --plan
       kgctl compile --plan --budget
@@ -54,9 +58,14 @@ def command(
         --ignore-import https://w3id.org/emmo/1 \\
         --ignore-import https://w3id.org/emmo/domain/electrochemistry
     """
-    paths = list(ontologies) or default_ontology_paths()
-    profile_paths = [] if no_profile else (list(profiles) or None)
-    ir = load_ir(paths, profile_paths=profile_paths, **read_options(reading))
+    pack = None if ontologies else load_pack(domain)
+    if pack is not None and not profiles and not no_profile:
+        ir = pack_ir(pack.root)
+        plan_hints = plan_hints or pack.part("plan_hints")
+    else:
+        paths = list(ontologies) or pack.ontology_paths()
+        profile_paths = [] if no_profile else (list(profiles) or None)
+        ir = load_ir(paths, profile_paths=profile_paths, **read_options(reading))
     if budget:
         _budget(ir, plan_hints, as_json=as_json)
     elif plan:

@@ -44,7 +44,7 @@ PLAN_FORMAT = "kgctl-plan/1"
 SHARED_TOOLSETS = ("links", "read")
 REPAIR_TOOLSET = "repair"
 # Section titles worth reading for any entity (generic structure of experimental papers).
-GENERIC_READ = ("experimental", "synthesis", "method", "procedure", "supplementary")
+GENERIC_READ = ("experimental", "method", "procedure", "supplementary")
 PROMPT_MARGIN = 8  # tokens: joining the system prompt and a step prompt may merge a few
 MIN_READ_WORD = 4  # shorter label words ("of", "the") are not section hints
 STEP_TITLES = {
@@ -59,10 +59,11 @@ class Frozen(BaseModel):
 
 
 class PlanHints(Frozen):
-    """Optional extra section-title words to read per tool set (verification rules per class
-    are the profile's `verify` texts)."""
+    """Optional extra section-title words to read per tool set, and for every step (a domain
+    pack's; verification rules per class are the profile's `verify` texts)."""
 
     read: dict[str, list[str]] = {}
+    every: list[str] = []
 
 
 class ExternalTools(Frozen):
@@ -195,6 +196,7 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
             "the tools of this step accept.")
     read = tuple(dict.fromkeys([
         *GENERIC_READ,
+        *hints.every,
         *(w for label in labels for w in snake(label).split("_") if len(w) >= MIN_READ_WORD),
         *hints.read.get(toolset, []),
     ]))

@@ -9,8 +9,9 @@ import click
 from rich.console import Console
 
 from kgctl.dedup.job import run
-from kgctl.dedup.spec import DEFAULT_SPECS, load_specs
+from kgctl.dedup.spec import load_specs, pack_specs
 from kgctl.errors import InputError
+from kgctl.packs import domain_option
 from kgctl.store import open_store
 
 REVIEW_FILE = "dedup-review.csv"
@@ -21,9 +22,10 @@ REVIEW_FILE = "dedup-review.csv"
               help="Embedded store directory (env KGCTL_STORE).")
 @click.option("--endpoint", help="SPARQL endpoint URL of a remote store instead.")
 @click.option("--class", "classes", multiple=True, metavar="NAME",
-              help="Only this spec (chemical, mop, cbu, device); repeatable.")
-@click.option("--spec", "spec_file", type=click.Path(path_type=Path), default=DEFAULT_SPECS,
-              show_default="bundled", help="Dedup spec YAML.")
+              help="Only this spec (the names `--dry-run` lists); repeatable.")
+@click.option("--spec", "spec_file", type=click.Path(path_type=Path),
+              help="Dedup spec YAML (default: the domain pack's, else derived from its T-Box).")
+@domain_option
 @click.option("--review", "review_out", type=click.Path(path_type=Path),
               help=f"Where to write the grey-zone pairs for review [default: {REVIEW_FILE}; "
                    "a dry run writes it only when asked].")
@@ -31,23 +33,26 @@ REVIEW_FILE = "dedup-review.csv"
               help="A filled review file: its accept/reject decisions are applied and kept.")
 @click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry_run, as_json):
+def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry_run, as_json,
+            domain):
     """Deduplicate entities across papers into the dedup graph (owl:sameAs, paper graphs untouched).
 
-    Example: kgctl dedup --store kgctl-data/store --class chemical
+    Example: kgctl dedup --store kgctl-data/store --dry-run
     """
     if review_out is None and not dry_run:
         review_out = Path(REVIEW_FILE)
-    specs = load_specs(spec_file)
-    known = [s.name for s in specs]
-    unknown = sorted(set(classes) - set(known))
-    if unknown:
-        raise InputError(f"unknown class {', '.join(unknown)}; choose from {', '.join(known)}")
-    specs = [s for s in specs if not classes or s.name in classes]
     path = None if endpoint else store_path or Path("kgctl-data/store")
     store = open_store(path=path, endpoint=endpoint, create=False)
     console = Console(stderr=True, quiet=as_json)
     try:
+        specs = load_specs(spec_file) if spec_file else pack_specs(domain,
+                                                                   present=types_in(store))
+        known = [s.name for s in specs]
+        unknown = sorted(set(classes) - set(known))
+        if unknown:
+            raise InputError(f"unknown class {', '.join(unknown)}; choose from "
+                             f"{', '.join(known)}")
+        specs = [s for s in specs if not classes or s.name in classes]
         with console.status("deduplicating") as status:
             summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
                             review_out=review_out, progress=status.update)
@@ -64,3 +69,11 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         click.echo(f"review file: {review_out}")
     if dry_run:
         click.echo("dry run: nothing written to the store")
+
+
+TYPES = "SELECT DISTINCT ?t WHERE { GRAPH ?g { ?s a ?t } }"
+
+
+def types_in(store) -> set[str]:
+    """The classes with instances in the store's graphs (what derived specs cover)."""
+    return {row["t"].value for row in store.query(TYPES) if row["t"] is not None}

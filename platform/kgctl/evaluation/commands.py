@@ -12,9 +12,8 @@ from kgctl.errors import DataRejected, InputError
 from kgctl.evaluation.loader import Loaded, load_benchmark
 from kgctl.evaluation.report import Report, score_both, summary_lines
 from kgctl.evaluation.source import source_for
+from kgctl.packs import bundled_names, domain_option, load_pack
 from kgctl.progress import progress_bar
-
-BENCHMARKS = ("mop30",)
 
 
 def _emit(report: Report, *, as_json: bool, html: Path | None, out: Path | None) -> None:
@@ -55,7 +54,7 @@ def _load_scorable(root: Path, side: str) -> Loaded:
 def command() -> None:
     """Evaluate extracted graphs against benchmarks.
 
-    Example: kgctl eval score --gold benchmarks/mop30 --pred runs/out --json
+    Example: kgctl eval score --gold domains/mop30/benchmark --pred runs/out --json
     """
 
 
@@ -74,7 +73,7 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
     Exit 2 when a folder is missing or holds no readable record; exit 1 (after the report)
     when some files could not be read or validated.
 
-    Example: kgctl eval score --gold benchmarks/mop30 --pred runs/out --html report.html
+    Example: kgctl eval score --gold domains/mop30/benchmark --pred runs/out --html r.html
     """
     gold_docs, pred_docs = _load_scorable(gold, "gold"), _load_scorable(pred, "pred")
     source = source_for("records", origin=str(pred))
@@ -88,28 +87,32 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
 @command.command(name="run")
 @click.option("--store", "store_path", type=click.Path(path_type=Path), help="store folder")
 @click.option("--endpoint", help="SPARQL endpoint URL instead of a store folder")
-@click.option("--benchmark", type=click.Choice(BENCHMARKS), default="mop30", show_default=True)
+@domain_option
+@click.option("--benchmark", help="benchmark of the domain pack (default: its first)")
 @click.option("--json", "as_json", is_flag=True, help="print the full report as JSON")
 @click.option("--html", type=click.Path(path_type=Path), help="also write an HTML report")
 @click.option("--out", type=click.Path(path_type=Path), help="also write the JSON report")
-def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str,
-                as_json: bool, html: Path | None, out: Path | None) -> None:
+def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | None,
+                benchmark: str | None, as_json: bool, html: Path | None,
+                out: Path | None) -> None:
     """Read every benchmark paper out of a store with the fixed queries and score it.
 
-    Example: kgctl eval run --store kg.db --benchmark mop30 --html report.html
+    Example: kgctl eval run --store kg.db --domain mop30 --html report.html
     """
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
 
     if (store_path is None) == (endpoint is None):
         raise InputError("give exactly one of --store PATH or --endpoint URL")
-    gold = load_benchmark(asset_dir("benchmarks") / benchmark)
+    pack = load_pack(domain)
+    benchmark, spec = pack.benchmark(benchmark)
+    gold = load_benchmark(pack.root / spec.path)
     store = open_store(path=store_path, endpoint=endpoint, create=False)
     try:
         docs, problems = {}, []
         with progress_bar(quiet=as_json) as progress:
             for paper in progress.track(sorted(gold.docs), description="reading out"):
-                part = read_out_loaded(store, [paper])
+                part = read_out_loaded(store, [paper], folder=pack.part("readout"))
                 docs.update(part.docs)
                 problems.extend(part.problems)
     finally:
@@ -120,26 +123,91 @@ def run_command(*, store_path: Path | None, endpoint: str | None, benchmark: str
 
 
 @command.command(name="nerre")
-@click.option("--pred", "pred", type=click.Path(path_type=Path), required=True,
+@click.option("--pred", "pred", type=click.Path(path_type=Path),
               help="decoded predictions (NERRE inference_decoded_json.json layout)")
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="read the predictions out of this store instead (the domain pack's NERRE "
+                   "read-out), scored beside the pack's published predictions")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="with --store: also write the predictions read out (NERRE layout)")
 @click.option("--gold", "gold", type=click.Path(path_type=Path),
-              help="gold test file (default: the bundled doping test split)")
+              help="gold test file (default: the test split of the domain pack's NERRE "
+                   "benchmark)")
+@domain_option
 @click.option("--json", "as_json", is_flag=True, help="print the scores as JSON")
-def nerre_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
+def nerre_command(*, pred: Path | None, store_path: Path | None, out: Path | None,
+                  gold: Path | None, domain: str | None, as_json: bool) -> None:
     """Word-level NERRE doping scores (hosts, dopants, host-dopant links).
 
-    Example: kgctl eval nerre --pred benchmarks/nerre-doping/gpt3/inference_decoded_json.json
+    \b
+    Examples:
+      kgctl eval nerre --pred predictions.json
+      kgctl eval nerre --domain nerre-doping --store kgctl-data/store --out predictions.json
     """
     from kgctl.evaluation.nerre import load_json_list, score_doping
 
-    gold_path = gold or asset_dir("benchmarks") / "nerre-doping" / "test.json"
-    scores = score_doping(load_json_list(gold_path), load_json_list(pred))
+    if (pred is None) == (store_path is None):
+        raise InputError("give exactly one of --pred FILE or --store PATH")
+    gold_path = gold or nerre_gold(domain)
+    gold_docs = load_json_list(gold_path)
+    runs = {}
+    if store_path is not None:
+        runs = {"store": _store_predictions(store_path, gold_docs, domain, out)}
+        runs.update(_published(domain))
+    else:
+        runs = {"pred": load_json_list(pred)}
+    scores = {name: score_doping(gold_docs, docs) for name, docs in runs.items()}
     if as_json:
-        click.echo(json.dumps({k: c.summary() for k, c in scores.items()}, indent=2))
+        data = {name: {k: c.summary() for k, c in s.items()} for name, s in scores.items()}
+        click.echo(json.dumps(data["pred"] if pred is not None else data, indent=2))
         return
-    for kind, c in scores.items():
-        click.echo(f"{kind:9s} P {c.precision:.3f} R {c.recall:.3f} F1 {c.f1:.3f} "
-                   f"(TP {c.tp} FP {c.fp} FN {c.fn})")
+    for name, s in scores.items():
+        for kind, c in s.items():
+            click.echo(f"{name + ' ' if store_path else ''}{kind:9s} P {c.precision:.3f} "
+                       f"R {c.recall:.3f} F1 {c.f1:.3f} (TP {c.tp} FP {c.fp} FN {c.fn})")
+
+
+def _store_predictions(store_path: Path, gold: list[dict], domain: str | None,
+                       out: Path | None) -> list[dict]:
+    from kgctl.evaluation.nerre_readout import read_predictions
+    from kgctl.evaluation.readout import readout_folder
+    from kgctl.store import open_store
+
+    pack = _nerre_pack(domain)
+    store = open_store(path=store_path, create=False)
+    try:
+        docs = read_predictions(store, gold, readout_folder(pack.root))
+    finally:
+        store.close()
+    if out is not None:
+        out.write_text(json.dumps(docs, indent=1, ensure_ascii=False), encoding="utf-8")
+    return docs
+
+
+def _published(domain: str | None) -> dict[str, list[dict]]:
+    from kgctl.evaluation.nerre import load_json_list
+
+    pack = _nerre_pack(domain)
+    return {label: load_json_list(pack.root / path)
+            for b in pack.manifest.benchmarks.values() if b.kind == "nerre"
+            for label, path in b.predictions.items()}
+
+
+def _nerre_pack(domain: str | None):
+    """The pack with a NERRE benchmark: `domain`, else the first bundled one that has one."""
+    for name in [domain] if domain else bundled_names():
+        pack = load_pack(name)
+        if any(b.kind == "nerre" for b in pack.manifest.benchmarks.values()):
+            return pack
+    raise InputError(f"{'domain ' + repr(domain) if domain else 'no bundled domain'} has no "
+                     "NERRE benchmark; give --gold FILE")
+
+
+def nerre_gold(domain: str | None) -> Path:
+    """The gold file of a pack's NERRE benchmark (no domain: the first bundled pack's)."""
+    pack = _nerre_pack(domain)
+    return next(pack.root / b.path for b in pack.manifest.benchmarks.values()
+                if b.kind == "nerre")
 
 
 @command.command(name="eunomia")
@@ -167,7 +235,8 @@ def eunomia_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
 
 
 @command.command(name="oracle")
-@click.option("--benchmark", type=click.Choice(BENCHMARKS), default="mop30", show_default=True)
+@domain_option
+@click.option("--benchmark", help="benchmark of the domain pack (default: its first)")
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="store folder the papers are built into (created if missing)")
 @click.option("--endpoint", help="SPARQL endpoint URL of a remote store instead")
@@ -176,14 +245,15 @@ def eunomia_command(*, pred: Path, gold: Path | None, as_json: bool) -> None:
 @click.option("--paper", "papers", multiple=True, help="build only this paper (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="print the report and findings as JSON")
 @click.option("--html", type=click.Path(path_type=Path), help="also write an HTML report")
-def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | None,
+def oracle_command(*, domain: str | None, benchmark: str | None, store_path: Path | None,
+                   endpoint: str | None,
                    traces: Path | None,
                    papers: tuple[str, ...], as_json: bool, html: Path | None) -> None:
     """Round-trip oracle: ground truth -> MCP tool calls -> graph -> read-out -> scores.
 
     Every shortfall is listed: values the tools cannot express and calls they rejected.
 
-    Example: kgctl eval oracle --benchmark mop30 --store kg.db --traces traces --html oracle.html
+    Example: kgctl eval oracle --domain mop30 --store kg.db --traces traces --html oracle.html
     """
 
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
@@ -192,7 +262,9 @@ def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | N
 
     if (store_path is None) == (endpoint is None):
         raise InputError("give exactly one of --store PATH or --endpoint URL")
-    root = asset_dir("benchmarks") / benchmark
+    pack = load_pack(domain)
+    benchmark, spec = pack.benchmark(benchmark)
+    root = pack.root / spec.path
     known = benchmark_papers(root)
     chosen = list(papers) or known
     unknown = sorted(set(chosen) - set(known))
@@ -209,7 +281,7 @@ def oracle_command(*, benchmark: str, store_path: Path | None, endpoint: str | N
             task = progress.add_task("building papers", total=len(chosen))
             builds = run_oracle(store, root, papers=chosen, traces=traces,
                                 step=lambda _: progress.advance(task))
-        report = score_both(gold, read_out_loaded(store, chosen),
+        report = score_both(gold, read_out_loaded(store, chosen, folder=pack.part("readout")),
                             source=source_for("round_trip", benchmark=benchmark))
     finally:
         store.close()
@@ -245,10 +317,10 @@ def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, ou
 
     Example: kgctl eval evidence --store kgctl-data/store --paper 10.1021_ic050460z --out ev.html
     """
-    from kgctl.agent.ingest import load_document
     from kgctl.errors import StoreError
     from kgctl.evaluation.evidence import view_from_store
     from kgctl.evaluation.evidence_page import render_page
+    from kgctl.papers.ingest import load_document
     from kgctl.store import open_store
 
     text = load_document(text_file, paper_id=paper).text if text_file else None
@@ -289,8 +361,8 @@ def runs_command(*, folder: Path, store_path: Path | None, html: Path | None,
 
     Example: kgctl eval runs kgctl-data/runs --store kgctl-data/store
     """
-    from kgctl.agent.batch import TRACE_SUFFIX
     from kgctl.evaluation.runs_page import write_run_report
+    from kgctl.papers.formats import TRACE_SUFFIX
     from kgctl.store import open_store
 
     if not folder.is_dir():

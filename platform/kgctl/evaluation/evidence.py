@@ -21,17 +21,12 @@ import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import NamedNode
 
+from kgctl.papers.text import paper_text
 from kgctl.store.base import CallRecord, GraphStore
-from kgctl.store.iris import provenance_graph_iri
-from kgctl.store.provenance import KG
 
-PAPER_TEXT = NamedNode(KG + "paperText")
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-STORE_TEXT = "INSERT { GRAPH ?g { ?g ?p ?t } } WHERE { }"
-DROP_TEXT = "DELETE { GRAPH ?g { ?g ?p ?t } } WHERE { GRAPH ?g { ?g ?p ?t } }"
-TEXT_QUERY = "SELECT ?t WHERE { GRAPH ?g { ?g ?p ?t } }"
 # an entity's name as shown: its label and the local name of its class
 LABEL_QUERY = (f"SELECT ?s ?l ?t WHERE {{ ?s <{RDFS_LABEL}> ?l "
                "OPTIONAL { ?s a ?t FILTER(isIRI(?t)) } }")
@@ -141,19 +136,6 @@ def locate(text: str, quote: str, start: int | None, end: int | None
 
 
 # The store side
-
-
-def store_paper_text(store: GraphStore, paper: str, text: str) -> None:
-    """Keep the ingested text in the paper's provenance graph (replacing an older one)."""
-    bindings = {"g": provenance_graph_iri(paper), "p": PAPER_TEXT}
-    store.update(DROP_TEXT, bindings=bindings)
-    store.update(STORE_TEXT, bindings=bindings | {"t": Literal(text)})
-
-
-def paper_text(store: GraphStore, paper: str) -> str | None:
-    rows = list(store.query(TEXT_QUERY, bindings={"g": provenance_graph_iri(paper),
-                                                  "p": PAPER_TEXT}))
-    return rows[0]["t"].value if rows else None
 
 
 def entity_names(rows: Iterable) -> dict[str, str]:

@@ -15,12 +15,12 @@ from typing import Any
 
 from kgctl.evaluation.evidence import (
     LABEL_QUERY,
-    PAPER_TEXT,
     EvidenceView,
     Span,
     build_view,
     entity_names,
 )
+from kgctl.papers.text import PAPER_TEXT
 from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import TRACE_QUERY, record_from_literal
 

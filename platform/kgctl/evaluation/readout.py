@@ -1,7 +1,7 @@
-"""Fixed read-out: the ``queries/<category>.rq`` files run on one paper's named graph, and the
-declarative ``queries/<category>.yaml`` mappings turn their bindings into JSON records of the
-benchmark schema. No per-paper or per-value code: what the queries cannot read back does not
-count.
+"""Fixed read-out: a domain pack's ``readout/<category>.rq`` files run on one paper's named
+graph, and the declarative ``readout/<category>.yaml`` mappings turn their bindings into JSON
+records of the benchmark schema. No per-paper or per-value code: what the queries cannot read
+back does not count.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import yaml
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QuerySolutions
 
-from kgctl.assets import asset_dir
 from kgctl.errors import InputError
 from kgctl.evaluation.loader import Loaded, Problem, parse_document
 from kgctl.evaluation.records import CATEGORIES
+from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
 from kgctl.store.embedded import EmbeddedStore
 from kgctl.store.iris import graph_iri
@@ -31,8 +31,9 @@ Row = dict[str, Any]
 
 @cache
 def load_mapping(category: str, *, folder: Path | None = None) -> tuple[str, dict]:
-    """(query text, mapping) of a category from ``queries/`` (or another folder)."""
-    base = folder or asset_dir("queries")
+    """(query text, mapping) of a category from the default pack's read-out folder (or
+    another folder)."""
+    base = folder or readout_folder(None)
     path = base / f"{category}.yaml"
     try:
         mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -42,20 +43,32 @@ def load_mapping(category: str, *, folder: Path | None = None) -> tuple[str, dic
     return query, mapping
 
 
-def read_out(store: GraphStore, paper_id: str, *,
-             categories: Iterable[str] = CATEGORIES) -> dict[str, dict]:
-    """JSON records of every category for one paper, read back by the fixed queries."""
+def readout_folder(domain: str | Path | None) -> Path:
+    """The read-out folder of a domain pack (None: the default pack)."""
+    pack = load_pack(domain)
+    folder = pack.part("readout")
+    if folder is None:
+        raise InputError(f"domain {pack.name!r} has no read-out queries (readout: in "
+                         "domain.yaml)")
+    return folder
+
+
+def read_out(store: GraphStore, paper_id: str, *, categories: Iterable[str] = CATEGORIES,
+             folder: Path | None = None) -> dict[str, dict]:
+    """JSON records of every category for one paper, read back by the fixed queries (of
+    `folder`, default: the default pack's)."""
     local = paper_copy(store, paper_id)
     result = {}
     for category in categories:
-        query, mapping = load_mapping(category)
+        query, mapping = load_mapping(category, folder=folder)
         rows = solutions_to_rows(local.query(query, paper_id=paper_id))
         result[category] = map_rows(rows, mapping)
     return result
 
 
 def read_out_loaded(store: GraphStore, papers: Iterable[str], *,
-                    categories: tuple[str, ...] = CATEGORIES) -> Loaded:
+                    categories: tuple[str, ...] = CATEGORIES, folder: Path | None = None
+                    ) -> Loaded:
     """Read-outs of several papers, validated like ground-truth files; a paper missing from
     the store is a problem (its gold then counts as FN), not a failure."""
     present = set(store.papers())
@@ -65,7 +78,8 @@ def read_out_loaded(store: GraphStore, papers: Iterable[str], *,
         if paper not in present:
             problems.append(Problem(paper=paper, category="*", message="paper not in the store"))
             continue
-        for category, data in read_out(store, paper, categories=categories).items():
+        for category, data in read_out(store, paper, categories=categories,
+                                                 folder=folder).items():
             parsed = parse_document(category, data, paper=paper, file=f"read-out {category}")
             if isinstance(parsed, Problem):
                 problems.append(parsed)

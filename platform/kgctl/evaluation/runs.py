@@ -28,9 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.agent.batch import TRACE_SUFFIX
-from kgctl.agent.trace import TRACE_FORMAT
 from kgctl.evaluation.source import Source, make_source
+from kgctl.papers.formats import TRACE_FORMAT, TRACE_SUFFIX
 
 
 class StepRow(BaseModel):

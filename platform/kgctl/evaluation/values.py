@@ -29,9 +29,9 @@ import re
 import unicodedata
 from functools import cache
 
-from kgctl.assets import asset_dir
+from kgctl.ontology.quantities import aliases_beside
+from kgctl.packs import load_pack
 
-ALIAS_FILE = "om2_unit_aliases.json"
 EMPTY_MARKERS = frozenset({"", "n/a", "na", "none", "null", "not provided", "-", "not available"})
 NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 PART_SPLIT = re.compile(r"\s*[(),;]\s*")
@@ -95,10 +95,15 @@ def number(value: str | float) -> str:
 
 @cache
 def unit_table() -> dict[str, str]:
-    """Lower-cased unit spelling -> OM-2 local name (aliases plus the local names)."""
-    data = json.loads(asset_dir("ontologies").joinpath(ALIAS_FILE).read_text(encoding="utf-8"))
-    table = {k.casefold(): v for k, v in data["aliases"].items()}
-    table.update({v.casefold(): v for v in data["aliases"].values()})
+    """Lower-cased unit spelling -> unit local name (aliases plus the local names), from the
+    alias tables beside the default pack's T-Boxes."""
+    aliases: dict[str, str] = {}
+    for tbox in load_pack().ontology_paths():
+        path = aliases_beside(tbox)
+        if path.is_file():
+            aliases.update(json.loads(path.read_text(encoding="utf-8"))["aliases"])
+    table = {k.casefold(): v for k, v in aliases.items()}
+    table.update({v.casefold(): v for v in aliases.values()})
     return table
 
 

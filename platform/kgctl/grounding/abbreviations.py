@@ -1,4 +1,5 @@
-"""Abbreviations (DMF, MeCN, EtOH ...) from the data table ``grounding/abbreviations.tsv``.
+"""Abbreviations from the data table ``abbreviations.tsv`` of the default domain pack's grounding
+folder (none when the pack has no such table).
 
 An abbreviation adds its expansion as one more surface name; it never replaces the name.
 Case matters first (``DMA`` is not ``dma``); a case-insensitive hit is used only when unique.
@@ -16,15 +17,18 @@ from __future__ import annotations
 import csv
 from functools import cache
 
-from kgctl.assets import asset_dir
+from kgctl.packs import load_pack
 
 TABLE = "abbreviations.tsv"
 
 
 @cache
 def table() -> tuple[tuple[str, str, str], ...]:
-    """Rows (abbreviation, expansion, source) of the bundled table."""
-    path = asset_dir("grounding") / TABLE
+    """Rows (abbreviation, expansion, source) of the table."""
+    folder = load_pack().part("grounding")
+    path = folder / TABLE if folder is not None else None
+    if path is None or not path.is_file():
+        return ()
     lines = [line for line in path.read_text(encoding="utf-8").splitlines()
              if line and not line.startswith("#")]
     rows = list(csv.DictReader(lines, delimiter="\t"))

@@ -18,6 +18,7 @@ from kgctl.grounding.paths import default_reference
 from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
+from kgctl.packs import domain_option, load_pack
 from kgctl.progress import progress_bar
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
@@ -30,9 +31,10 @@ REFERENCE_PORT = 7879  # kgctl serve has 7878
 
 
 def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,
-                 cache_dir: Path | None, refresh: bool) -> tuple[Matcher, GroundingSpec]:
+                 cache_dir: Path | None, refresh: bool, domain: str | None = None
+                 ) -> tuple[Matcher, GroundingSpec]:
     """Harvest (or load from cache) the index of the class; keep the last good cache."""
-    spec = spec_for_class(class_name)
+    spec = spec_for_class(class_name, domain=domain)
     if endpoint is None and reference is None:
         reference = default_reference()
     source_name = endpoint or f"store:{Path(reference).resolve()}"
@@ -53,7 +55,8 @@ def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | Non
 def _source_options(command):
     for option in reversed([
         click.option("--class", "class_name", default="Species", show_default=True,
-                     help="Target class (its spec in grounding/)."),
+                     help="Target class (its spec in the domain pack's grounding/)."),
+        domain_option,
         click.option("--endpoint", help="SPARQL endpoint URL of the reference KG."),
         click.option("--reference", type=click.Path(path_type=Path),
                      help="Embedded reference store (default: $KGCTL_REFERENCE)."),
@@ -84,8 +87,9 @@ def _source_options(command):
                    "reference lacks when a stated formula or a second name agrees.")
 @click.option("--json", "as_json", is_flag=True, help="Decisions as JSON.")
 @click.pass_context
-def command(ctx: click.Context, class_name: str, endpoint: str | None, reference: Path | None,
-            cache_dir: Path | None, refresh: bool, store_path: Path | None,
+def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: str | None,
+            reference: Path | None, cache_dir: Path | None, refresh: bool,
+            store_path: Path | None,
             store_endpoint: str | None, papers: tuple[str, ...], all_papers: bool, mode: str,
             dry_run: bool, structures: bool, mint: bool, as_json: bool) -> None:
     """Ground locally minted entities of paper graphs against a reference KG.
@@ -96,7 +100,8 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
 
     Example: kgctl ground --reference ref/ --store kg/ --all --structures --mint --dry-run
     """
-    ctx.obj = {"class_name": class_name, "endpoint": endpoint, "reference": reference,
+    ctx.obj = {"class_name": class_name, "domain": domain, "endpoint": endpoint,
+               "reference": reference,
                "cache_dir": cache_dir, "refresh": refresh}
     if ctx.invoked_subcommand is not None:
         return
@@ -117,19 +122,16 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
         if unknown:
             raise InputError(f"unknown paper(s): {', '.join(unknown)}")
         matcher, spec = load_matcher(class_name, endpoint=endpoint, reference=reference,
-                                     cache_dir=cache_dir, refresh=refresh)
+                                     cache_dir=cache_dir, refresh=refresh, domain=domain)
         with contextlib.ExitStack() as stack:
             tier = minter = None
-            if structures:
-                from kgctl.chemistry.mint import Minter
-                from kgctl.chemistry.opsin import Opsin
-                from kgctl.chemistry.tier import StructureTier
-
-                opsin = stack.enter_context(Opsin())
-                tier = StructureTier(matcher, opsin).lookup
-                if mint:
-                    minter = Minter(matcher, opsin, reference or default_reference(),
-                                    dry_run=dry_run)
+            if structures:  # the domain pack's extension: names -> structures (and minting)
+                hook = load_pack(domain).hook("structures")
+                if hook is None:
+                    raise InputError("--structures: the domain pack names no 'structures' "
+                                     "hook")
+                tier, minter = hook(stack, matcher, reference=reference or default_reference(),
+                                    mint=mint, dry_run=dry_run)
             decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
                                     structures=tier, mint=minter.mint if minter else None)
     finally:
@@ -204,7 +206,7 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
     reference = obj["reference"] if obj["endpoint"] else (obj["reference"] or default_reference())
     source = open_source(endpoint=obj["endpoint"], store=reference)
     cls = obj["class_name"]
-    target = cls if "://" in cls else spec_for_class(cls).target_class
+    target = cls if "://" in cls else spec_for_class(cls, domain=obj["domain"]).target_class
     proposal = propose_spec(source, target, limit=limit)
     click.echo(json.dumps(proposal, indent=2) if as_json
                else yaml.safe_dump(proposal, sort_keys=False, allow_unicode=True))
@@ -221,7 +223,8 @@ def mcp(obj: dict, transport: str, host: str, port: int, session_idle: float) ->
     """
     from kgctl.grounding.mcp_server import build_server
 
-    spec_for_class(obj["class_name"])  # an unknown class fails here, before serving
+    # an unknown class fails here, before serving
+    spec_for_class(obj["class_name"], domain=obj["domain"])
     if obj["endpoint"] is None and not Path(obj["reference"] or default_reference()).is_dir():
         raise InputError(f"no reference store at {obj['reference'] or default_reference()}; "
                          "run `kgctl reference build`")

@@ -1,6 +1,7 @@
 """Grounding specs: what to harvest from a reference endpoint and what to ground in the A-Box.
 
-A spec is YAML in ``grounding/<name>.yaml``; CURIEs are expanded with its ``prefixes``.
+A spec is YAML in a domain pack's ``grounding/<name>.yaml``; CURIEs are expanded with its
+``prefixes``.
 
 >>> spec = load_spec("species")
 >>> spec.target_class
@@ -21,8 +22,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from kgctl.assets import asset_dir
 from kgctl.errors import InputError
+from kgctl.packs import load_pack
 
 IdentifierKind = Literal["inchikey", "inchi", "smiles", "cas", "cid", "formula"]
 _MAX_HOPS = 2
@@ -83,11 +84,21 @@ class GroundingSpec(Frozen):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def load_spec(name_or_path: str | Path) -> GroundingSpec:
-    """A bundled spec by name (``species``) or a spec file by path."""
+def spec_folder(domain: str | Path | None) -> Path:
+    """The grounding specs folder of a domain pack (None: the default pack)."""
+    pack = load_pack(domain)
+    folder = pack.part("grounding")
+    if folder is None:
+        raise InputError(f"domain {pack.name!r} has no grounding specs (grounding: in its "
+                         "domain.yaml; `kgctl ground inspect` proposes one)")
+    return folder
+
+
+def load_spec(name_or_path: str | Path, *, domain: str | Path | None = None) -> GroundingSpec:
+    """A spec of a domain pack by name (e.g. ``species``) or a spec file by path."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = asset_dir("grounding") / f"{name_or_path}.yaml"
+        path = spec_folder(domain) / f"{name_or_path}.yaml"
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -105,12 +116,12 @@ def load_spec(name_or_path: str | Path) -> GroundingSpec:
         raise InputError(f"{path}: {where}: {first['msg']}") from exc
 
 
-def spec_for_class(class_name: str) -> GroundingSpec:
-    """The bundled spec whose target class is `class_name` (local name, CURIE or IRI)."""
+def spec_for_class(class_name: str, *, domain: str | Path | None = None) -> GroundingSpec:
+    """The pack's spec whose target class is `class_name` (local name, CURIE or IRI)."""
     wanted = class_name.rsplit("#", 1)[-1].rsplit("/", 1)[-1].rsplit(":", 1)[-1].casefold()
-    names = sorted(p.stem for p in asset_dir("grounding").glob("*.yaml"))
+    names = sorted(p.stem for p in spec_folder(domain).glob("*.yaml"))
     for name in names:
-        spec = load_spec(name)
+        spec = load_spec(name, domain=domain)
         if spec.target_class == class_name or spec.target_class.rsplit("#", 1)[-1].rsplit(
             "/", 1
         )[-1].casefold() == wanted:

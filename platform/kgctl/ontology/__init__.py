@@ -7,6 +7,6 @@
 """
 
 from kgctl.ontology.ir import OntologyIR
-from kgctl.ontology.loader import DEFAULT_ONTOLOGIES, default_ir, default_ontology_paths, load_ir
+from kgctl.ontology.loader import default_ir, default_ontology_paths, load_ir, pack_ir
 
-__all__ = ["DEFAULT_ONTOLOGIES", "OntologyIR", "default_ir", "default_ontology_paths", "load_ir"]
+__all__ = ["OntologyIR", "default_ir", "default_ontology_paths", "load_ir", "pack_ir"]

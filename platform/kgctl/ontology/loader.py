@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
-from kgctl.assets import asset_dir
 from kgctl.errors import InputError
 from kgctl.ontology import rules
 from kgctl.ontology.graph import LABEL_LANGUAGES, OWL, RDF, RDFS, XSD, TBoxGraph
@@ -31,14 +30,8 @@ from kgctl.ontology.quantities import (
 )
 from kgctl.ontology.rdf_files import read_tbox
 from kgctl.ontology.tool_servers import check_tool_servers
+from kgctl.packs import load_pack
 
-# The bundled TWA T-Boxes, in load order (a class declared twice belongs to the first file).
-DEFAULT_ONTOLOGIES = (
-    "ontosynthesis.ttl",
-    "ontomops-subgraph.ttl",
-    "ontospecies-subgraph.ttl",
-    "om2.ttl",
-)
 STANDARD_PREFIXES = {"rdf": RDF, "rdfs": RDFS, "owl": OWL, "xsd": XSD}
 
 PathLike = str | Path
@@ -119,16 +112,26 @@ def load_ir(
     return ir
 
 
-@cache
 def default_ir() -> OntologyIR:
-    """The bundled TWA T-Boxes with their profiles (compiled once per process)."""
-    return load_ir(default_ontology_paths())
+    """The T-Boxes of the default domain pack with their profiles."""
+    return pack_ir(None)
+
+
+def pack_ir(domain: str | Path | None) -> OntologyIR:
+    """The IR of a domain pack (a bundled name or a folder; None: the default pack), compiled
+    once per process."""
+    return _pack_ir(load_pack(domain).root)
+
+
+@cache
+def _pack_ir(root: Path) -> OntologyIR:
+    pack = load_pack(root)
+    return load_ir(pack.ontology_paths(), profile_paths=pack.profile_paths())
 
 
 def default_ontology_paths() -> list[Path]:
-    """The bundled TWA T-Box files, found in a checkout or an installed wheel."""
-    folder = asset_dir("ontologies")
-    return [folder / name for name in DEFAULT_ONTOLOGIES]
+    """The T-Box files of the default domain pack, in load order."""
+    return load_pack().ontology_paths()
 
 
 def _name_namespaces(prefixes: dict[str, str], owl) -> None:

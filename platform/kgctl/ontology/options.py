@@ -1,7 +1,8 @@
-"""The ontology options shared by the commands that compile a T-Box (`--ontology`,
+"""The ontology options shared by the commands that compile a T-Box (`--domain`, `--ontology`,
 `--profile`, `--no-profile`, `--imports`, `--ignore-import`, `--lang`).
 
-Without `--ontology` the bundled TWA T-Boxes are used, as before.
+Without `--ontology` the T-Boxes of the domain pack (`--domain`, default: the default pack) are
+used.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 from kgctl.errors import InputError
 from kgctl.ontology.graph import LABEL_LANGUAGES
 from kgctl.ontology.ir import OntologyIR
+from kgctl.packs import domain_option
 
 _PATH = click.Path(path_type=Path)
 
@@ -40,7 +42,7 @@ def ontology_options(func: Callable) -> Callable:
     """--ontology / --profile / --no-profile plus the import options."""
     options = [
         click.option("--ontology", "ontologies", multiple=True, type=_PATH, metavar="FILE",
-                     help="T-Box file(s) instead of the bundled TWA ones (repeatable)."),
+                     help="T-Box file(s) instead of the domain pack's (repeatable)."),
         click.option("--profile", "profiles", multiple=True, type=_PATH, metavar="FILE",
                      help="profile YAML (repeatable; default: X.profile.yaml beside X.ttl)."),
         click.option("--no-profile", is_flag=True, help="compile the OWL axioms alone."),
@@ -48,21 +50,25 @@ def ontology_options(func: Callable) -> Callable:
     func = import_options(func)
     for option in reversed(options):
         func = option(func)
-    return func
+    return domain_option(func)
 
 
 def ir_from_options(options: dict[str, Any]) -> OntologyIR | None:
-    """Pops the ontology options from a command's keyword arguments and compiles them; None
-    when no --ontology is given (the caller's default applies)."""
-    from kgctl.ontology.loader import load_ir
+    """Pops the ontology options from a command's keyword arguments and compiles them: the
+    --ontology files, else the --domain pack's T-Boxes; None when neither is given (the
+    caller's default applies). A caller that needs the pack pops `domain` first."""
+    from kgctl.ontology.loader import load_ir, pack_ir
 
+    domain = options.pop("domain", None)
     ontologies = options.pop("ontologies", ())
     profiles, no_profile = options.pop("profiles", ()), options.pop("no_profile", False)
     reading = read_options(options)
     if not ontologies:
         if profiles or no_profile or reading["imports"] or reading["ignore_imports"]:
             raise InputError("--profile, --no-profile and the import options need --ontology")
-        return None
+        return None if domain is None else pack_ir(domain)
+    if domain is not None:
+        raise InputError("give --domain or --ontology, not both")
     return load_ir(list(ontologies), profile_paths=[] if no_profile else (list(profiles) or None),
                    **reading)
 

@@ -10,7 +10,8 @@ import click
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, serialize
 
 from kgctl.errors import InputError
-from kgctl.ontology.loader import default_ir
+from kgctl.ontology.loader import pack_ir
+from kgctl.packs import domain_option, load_pack
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
 from kgctl.store import open_store as open_any
@@ -26,6 +27,14 @@ SHELL_TOOLS = ("filter_by_entity", "filter_by_value", "filter_by_quantity", "con
                "nest_query", "select", "order_by", "undo", "show_query", "execute_query")
 EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entities",
                  "describe_entity")
+
+
+def engine_for(store: GraphStore, domain: str | None) -> QueryEngine:
+    """The query engine over `store` for a domain pack's T-Box and retrieval templates (a pack
+    without templates gets one per class of its T-Box)."""
+    pack = load_pack(domain)
+    return QueryEngine(store, pack_ir(pack.root),
+                       templates=pack.part("templates") or pack.root / "templates")
 
 
 def open_store(store: Path | None, data: tuple[Path, ...], endpoint: str | None = None
@@ -121,14 +130,15 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 @command.command(name="shell")
 @click.option("--template", required=True, help="template to start from, e.g. synthesis")
 @with_store
+@domain_option
 def shell(template: str, store: Path | None, data: tuple[Path, ...],
-          endpoint: str | None) -> None:
+          endpoint: str | None, domain: str | None) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
 
     Example: kgctl query shell --template synthesis --data graph.trig
     """
-    engine = QueryEngine(open_store(store, data, endpoint), default_ir())
+    engine = engine_for(open_store(store, data, endpoint), domain)
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
     if view is None:
         raise InputError(f"cannot start from template {template!r}")
@@ -161,8 +171,9 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...],
 @command.command(name="serve")
 @with_store
 @transport_options(DEFAULT_PORT)
+@domain_option
 def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
-          host: str, port: int, session_idle: float) -> None:
+          host: str, port: int, session_idle: float, domain: str | None) -> None:
     """Serve the query-building tools over MCP; the store and indexes load in the background.
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
@@ -172,7 +183,8 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
 
     if endpoint is not None:
         graph = open_store(store, data, endpoint)
-        server = build_server(lambda: QueryEngine(graph, default_ir()))
+        load_pack(domain)  # a bad --domain fails before serving
+        server = build_server(lambda: engine_for(graph, domain))
     else:
         if store is None and not data:
             raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
@@ -180,7 +192,8 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
         if missing:
             raise InputError(f"cannot read {', '.join(missing)}: no such file")
         local = EmbeddedStore(store)  # a locked store fails here, before serving
-        server = build_server(lambda: QueryEngine(load_files(local, data), default_ir()))
+        load_pack(domain)
+        server = build_server(lambda: engine_for(load_files(local, data), domain))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

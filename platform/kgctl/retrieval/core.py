@@ -4,6 +4,7 @@ name resolution with feedback, and the commit rule (parse back, dry-run, non-emp
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pyoxigraph as ox
 
@@ -25,13 +26,14 @@ _PARSER = ox.Store()  # empty: parses queries back without touching data
 class EngineCore:
     """One store and one IR; `session` keys the containers."""
 
-    def __init__(self, store: GraphStore, ir: OntologyIR, *,
+    def __init__(self, store: GraphStore, ir: OntologyIR, *, templates: Path | None = None,
                  registry: ContainerRegistry[Draft] | None = None):
         self.store = store
         self.ir = ir
         self.stats = StoreStats.collect(store)
         self.schema = Schema(ir, property_counts=self.stats.property_counts)
-        self.templates: dict[str, Template] = load_templates(self.schema)
+        self.templates: dict[str, Template] = load_templates(self.schema,
+                                                                 folder=templates)
         self.labels = LabelIndex.build(store, self.schema)
         self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
         self.prefixes = tuple(sorted(ir.prefixes.items()))

@@ -1,7 +1,7 @@
 """Query templates: the "core definition" of an entity a query container starts from.
 
 One template per IR class is generated (root variable typed by the class or any sub-class, its
-label optional). Files ``queries/templates/<name>.rq`` add or override templates; they are
+label optional). A domain pack's ``templates/<name>.rq`` files add or override templates; they are
 SPARQL SELECT queries in a small line-based subset so they can become the typed model:
 
     # description: one synthesis procedure and its label
@@ -31,14 +31,13 @@ from pathlib import Path
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.assets import asset_dir
 from kgctl.errors import InputError
+from kgctl.packs import load_pack
 from kgctl.retrieval.model import Element, Group, Optional, Triple, Values
 from kgctl.retrieval.schema import RDFS_LABEL, Schema, snake
 from kgctl.retrieval.terms import RDF_TYPE, Const, Iri, Var
 from kgctl.retrieval.terms import Path as PropertyPath
 
-TEMPLATE_FOLDER = "templates"
 _TERM = r'\?[A-Za-z_]\w*|<[^>\s]*>|[A-Za-z][\w-]*:[\w-]*|"[^"]*"|\ba\b'
 _TRIPLE = re.compile(rf"^({_TERM})\s+({_TERM})\s+({_TERM})\s*\.?$")
 _OPTIONAL = re.compile(r"^OPTIONAL\s*\{\s*(.*?)\s*\}$", re.IGNORECASE)
@@ -81,9 +80,12 @@ def ir_templates(schema: Schema) -> dict[str, Template]:
 
 
 def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, Template]:
-    """IR templates overridden/extended by the ``.rq`` files of `folder` (default: bundled)."""
+    """IR templates overridden/extended by the ``.rq`` files of `folder` (default: the default
+    domain pack's templates)."""
     templates = ir_templates(schema)
-    folder = folder if folder is not None else asset_dir("queries") / TEMPLATE_FOLDER
+    folder = folder if folder is not None else load_pack().part("templates")
+    if folder is None:
+        return templates
     for path in sorted(folder.glob("*.rq")) if folder.is_dir() else ():
         found = parse_template(path.stem, path.read_text(encoding="utf-8"), schema,
                                source=path.name)

@@ -17,8 +17,8 @@ from kgctl.store.embedded import EmbeddedStore, parse_dataset
 def mop30_quads(traces: Sequence[Path] | None = None) -> list[Quad]:
     """Every quad of the graphs the traces (default: all bundled MOP-30 traces) rebuild."""
     from kgctl.agent.aio import run_sync
-    from kgctl.agent.demo import bundled_traces, compile_all
     from kgctl.agent.replay import replay_traces
+    from kgctl.pipeline.demo import bundled_traces, compile_all
 
     _compiled, (ir, surface), _plan = compile_all()
     store = EmbeddedStore()

@@ -114,11 +114,11 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
       kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store rebuilt
       kgctl extract paper.pdf --ontology sosa.ttl --no-profile
     """
-    ir = ir_from_options(llm)
+    pack, ir = _pack_and_ir(llm)
     if replays and papers:
         raise InputError("give papers to extract or --replay traces, not both")
     if not replays:  # check papers and LLM settings before touching any store
-        load_documents_checked(list(papers), supplementary)
+        load_documents_checked(list(papers), supplementary, pack)
         _settings(llm)
         _check_tool_servers(ir, llm)
     if store_path is not None and endpoint is not None:
@@ -129,7 +129,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
             _replay(store, list(replays), replace=replace, as_json=as_json, ir=ir)
             return
         summaries = run_extraction(store, list(papers), supplementary=supplementary,
-                                   replace=replace, ir=ir, **llm)
+                                   replace=replace, ir=ir, pack=pack, **llm)
         from kgctl.evaluation.runs_page import RUN_REPORT_HTML, write_run_report
 
         write_run_report(llm["out"] or DEFAULT_RUNS, store=store)
@@ -147,32 +147,49 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
                            "call tools (see docs/agent.md)")
 
 
+def _pack_and_ir(llm: dict[str, Any]):
+    """(domain pack, IR): the --ontology files (no pack parts then), else the --domain pack."""
+    from kgctl.ontology import pack_ir
+    from kgctl.packs import load_pack
+
+    domain = llm.pop("domain", None)
+    ir = ir_from_options(llm)
+    if ir is not None:
+        if domain is not None:
+            raise InputError("give --domain or --ontology, not both")
+        return None, ir
+    pack = load_pack(domain)
+    return pack, pack_ir(pack.root)
+
+
 def _check_tool_servers(ir, llm: dict[str, Any]) -> None:
     from kgctl.agent.external import check_overrides
-    from kgctl.ontology import default_ir
 
-    check_overrides((ir or default_ir()).tool_servers, llm["tool_servers"])
+    check_overrides(ir.tool_servers, llm["tool_servers"])
 
 
-def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...]) -> None:
-    from kgctl.agent.ingest import load_documents
+def load_documents_checked(papers: list[Path], supplementary: tuple[Path, ...], pack) -> None:
+    from kgctl.papers.ingest import load_documents
 
-    load_documents(papers, supplementary=supplementary)
+    load_documents(papers, supplementary=supplementary,
+                   headings=pack.manifest.sections if pack else ())
 
 
 def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool = False,
-                   ir=None, **llm: Any) -> list:
-    """Ingest, check the LLM settings, compile, then run the batch with a progress bar."""
+                   ir=None, pack=None, **llm: Any) -> list:
+    """Ingest, check the LLM settings, compile, then run the batch with a progress bar; the
+    pack (when the IR is its T-Box) adds its section words and plan hints."""
     from kgctl.agent.aio import run_sync
     from kgctl.agent.batch import BatchOptions, extract_batch
-    from kgctl.agent.demo import compile_all
-    from kgctl.agent.ingest import load_documents
     from kgctl.compiler.plan import compile_plan, load_hints
+    from kgctl.papers.ingest import load_documents
+    from kgctl.pipeline.demo import compile_all
 
-    documents = load_documents(papers, supplementary=supplementary)
+    documents = load_documents(papers, supplementary=supplementary,
+                               headings=pack.manifest.sections if pack else ())
     settings = _settings(llm)
     quiet_http_logs(verbose=llm["verbose"])
-    _compiled, (ir, surface), plan = compile_all(ir)
+    _compiled, (ir, surface), plan = compile_all(ir, pack=pack)
     if llm["plan_hints"]:
         plan = compile_plan(ir, surface=surface, hints=load_hints(llm["plan_hints"], ir))
     options = BatchOptions(out_dir=llm["out"] or DEFAULT_RUNS, workers=llm["workers"],
@@ -219,9 +236,6 @@ def _read_prices(path: Path) -> dict[str, Price]:
 def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None) -> None:
     from kgctl.agent.aio import run_sync
     from kgctl.agent.replay import replay_traces
-    from kgctl.ontology import default_ir
-
-    ir = ir or default_ir()
     with progress_bar(quiet=as_json) as bar:
         task = bar.add_task("replaying", total=len(traces))
         reports = run_sync(lambda: replay_traces(
@@ -248,7 +262,8 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
 @click.option("--workdir", type=click.Path(path_type=Path), default=DEMO_DIR, show_default=True,
               help="folder for the demo store and reports.")
 @click.option("--traces", type=click.Path(path_type=Path),
-              help="folder of traces to replay (default: the bundled MOP-30 traces).")
+              help="folder of traces to replay (default: the domain pack's ground-truth "
+                   "traces).")
 @click.option("--reference", type=click.Path(path_type=Path),
               help="reference species store for grounding, built there when absent "
                    "(default: $KGCTL_REFERENCE or ~/.cache/kgctl/reference/store).")
@@ -257,49 +272,60 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
 @ontology_options
 def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | None,
          reference: Path | None, as_json: bool, **llm: Any) -> None:
-    """The main job: compile the ontologies, build the MOP-30 paper graphs by replaying the
-    bundled traces through the compiled tools, evaluate them against the ground truth and
-    write the HTML report. No API key or server needed.
+    """The main job: compile a domain pack's ontologies, build its paper graphs by replaying
+    its ground-truth traces through the compiled tools, evaluate them against its benchmark
+    and write the HTML report. No API key or server needed.
 
     \b
     Examples:
       kgctl demo
+      kgctl demo --domain nerre-doping
       kgctl demo --llm --model gpt-4o papers/10.1021_ic050460z.pdf
       kgctl demo --llm --ontology sosa.ttl --no-profile papers/station.pdf
     """
-    from kgctl.agent.demo import bundled_traces, run_replay_demo
+    from kgctl.pipeline.demo import bundled_traces, run_replay_demo
     from kgctl.store import EmbeddedStore
 
     if papers and not use_llm:
         raise InputError("papers are extracted with --llm (which needs an LLM server); "
-                         "without it the demo replays the bundled traces")
-    ir = ir_from_options(llm)
-    if ir is not None and not use_llm:
-        raise InputError("--ontology needs --llm: the replay demo is the bundled MOP-30 "
-                         "benchmark of the TWA ontologies")
+                         "without it the demo replays the domain pack's traces")
+    pack, ir = _pack_and_ir(llm)
+    if pack is None and not use_llm:
+        raise InputError("--ontology needs --llm: the replay demo replays a domain pack's "
+                         "ground-truth traces (use --domain)")
     store_path = workdir / "store"
     if use_llm:
         _settings(llm)  # say what to set before creating anything
         _check_tool_servers(ir, llm)
-    found = bundled_traces(traces) if not use_llm else None
+    found = bundled_traces(pack, traces) if not use_llm else None
     workdir.mkdir(parents=True, exist_ok=True)
     store = EmbeddedStore(store_path)
     try:
         if use_llm:
             result = _llm_demo(store, list(papers), workdir=workdir, store_path=store_path,
-                               ir=ir, **llm)
+                               ir=ir, pack=pack, **llm)
             if result is None:
                 return
+        elif pack.benchmark()[1].kind == "nerre":
+            from kgctl.pipeline.nerre import run_nerre_demo
+
+            with progress_bar(quiet=as_json) as bar:
+                task = bar.add_task("replaying traces", total=len(found))
+                nerre = run_nerre_demo(
+                    store, pack, workdir=workdir, traces=found,
+                    progress=lambda pid: bar.update(task, advance=1, description=pid))
+            click.echo(nerre.model_dump_json(indent=2) if as_json else "\n".join(nerre.lines()))
+            return
         else:
             with progress_bar(quiet=as_json) as bar:
                 task = bar.add_task("replaying traces", total=len(found))
                 result = run_replay_demo(
-                    store, workdir=workdir, store_path=store_path, traces=found,
+                    store, pack, workdir=workdir, store_path=store_path, traces=found,
                     progress=lambda pid: bar.update(task, advance=1, description=pid),
                     reference=reference)
     finally:
         store.close()
-    from kgctl.agent.demo_report import demo_json, demo_lines
+    from kgctl.pipeline.demo_report import demo_json, demo_lines
 
     if as_json:
         click.echo(json.dumps(demo_json(result), indent=2))
@@ -308,29 +334,32 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
         click.echo(line)
 
 
-def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, ir=None,
+def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, ir, pack,
               **llm: Any):
-    from kgctl.agent.demo import DemoResult, compile_all, evaluate, write_reports
+    from kgctl.pipeline.demo import DemoResult, compile_all, evaluate, write_reports
 
     if not papers:
         raise InputError("--llm needs the papers to extract, e.g. kgctl demo --llm paper.pdf")
     llm["out"] = llm["out"] or workdir / "runs"
-    summaries = run_extraction(store, papers, replace=True, ir=ir, **llm)
+    summaries = run_extraction(store, papers, replace=True, ir=ir, pack=pack, **llm)
     _print_summaries(summaries, as_json=False)
-    if ir is not None:  # the MOP-30 ground truth scores only the TWA ontologies
+    kinds = [b.kind for b in pack.manifest.benchmarks.values()] if pack else []
+    if kinds[:1] != ["records"]:  # a records benchmark scores its own pack's T-Box
         click.echo(f"graphs in {store_path} (no benchmark to score for this ontology)")
         return None
     from kgctl.evaluation.runs_page import write_run_report
 
     write_run_report(llm["out"], store=store)
     from kgctl.evaluation.source import source_for
+    from kgctl.pipeline.demo import pack_files
 
-    compiled, _, _ = compile_all()
+    compiled, _, _ = compile_all(ir, pack=pack)
     done = [s.paper_id for s in summaries if s.outcome != "failed"]
     settings = _settings(llm)
-    report, seconds = evaluate(store, done, source=source_for(
-        "extraction", benchmark="mop30", model=settings.model, server=settings.base_url))
-    html, json_path = write_reports(report, workdir)
+    report, seconds = evaluate(store, done, pack, source=source_for(
+        "extraction", benchmark=pack.benchmark()[0], model=settings.model,
+        server=settings.base_url, ontology=pack_files(pack)))
+    html, json_path = write_reports(report, workdir, pack)
     return DemoResult(compiled=compiled, replays=[], report=report, papers=done, html=html,
                       json_path=json_path, store_path=store_path,
                       seconds={"evaluate": seconds})

@@ -5,17 +5,21 @@ of PDFs, runs of blank lines) and every later offset (evidence spans, search pas
 that text. Supplementary files are appended as further sections. The same files always give the
 same text and the same offsets.
 
->>> doc = document_from_text("p1", "# Intro\\nMOPs are cages.\\n\\n## Synthesis\\nMix A and B.\\n")
+A domain pack may add section-title words (``sections:`` in its ``domain.yaml``) that make a
+short plain-text line a heading beside the usual ones.
+
+>>> doc = document_from_text("p1", "# Intro\\nCages are hollow.\\n\\n## Methods\\nMix A and B.\\n")
 >>> [(s.title, doc.text[s.start:s.end]) for s in doc.sections]
-[('Intro', 'MOPs are cages.'), ('Synthesis', 'Mix A and B.')]
+[('Intro', 'Cages are hollow.'), ('Methods', 'Mix A and B.')]
 >>> doc.section_at(doc.text.index("Mix")).title
-'Synthesis'
+'Methods'
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -32,12 +36,10 @@ MIN_CHARS_PER_PAGE = 20
 MAX_HEADING_CHARS = 80
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NUMBERED_HEADING = re.compile(r"^(\d+(\.\d+)*\.?|[IVX]+\.)\s+[A-Z][^.!?]*$")
-_WORD_HEADING = re.compile(
-    r"^(abstract|introduction|experimental( section| details)?|results( and discussion)?|"
-    r"discussion|conclusions?|methods|materials and methods|synthesis|"
-    r"characteri[sz]ation|references|acknowledg(e)?ments|supporting information)\s*:?$",
-    re.IGNORECASE,
-)
+USUAL_HEADINGS = (
+    r"abstract|introduction|experimental( section| details)?|results( and discussion)?|"
+    r"discussion|conclusions?|methods|materials and methods|references|acknowledg(e)?ments|"
+    r"supporting information")
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING = re.compile(r"[ \t]+\n")
@@ -73,17 +75,20 @@ class Document(Frozen):
 
 
 def load_document(
-    path: Path, *, supplementary: Sequence[Path] = (), paper_id: str | None = None
+    path: Path, *, supplementary: Sequence[Path] = (), paper_id: str | None = None,
+    headings: Sequence[str] = (),
 ) -> Document:
-    """Read a paper (and its supplementary files) into a Document."""
+    """Read a paper (and its supplementary files) into a Document; `headings`: extra
+    section-title words (a domain pack's)."""
     parts = [(_read_file(path), path.name, "main")]
     parts += [(_read_file(extra), extra.name, "supplementary") for extra in supplementary]
-    return _assemble(paper_id or make_paper_id(str(path)), parts)
+    return _assemble(paper_id or make_paper_id(str(path)), parts, headings)
 
 
-def document_from_text(paper_id: str, text: str, *, source: str = "text") -> Document:
+def document_from_text(paper_id: str, text: str, *, source: str = "text",
+                       headings: Sequence[str] = ()) -> Document:
     """A Document from text already in memory (Markdown headings or plain-text headings)."""
-    return _assemble(paper_id, [(normalise_text(text), source, "main")])
+    return _assemble(paper_id, [(normalise_text(text), source, "main")], headings)
 
 
 def _read_file(path: Path) -> str:
@@ -125,12 +130,14 @@ def _pdf_text(path: Path) -> str:
     return text
 
 
-def _assemble(pid: str, parts: Iterable[tuple[str, str, str]]) -> Document:
+def _assemble(pid: str, parts: Iterable[tuple[str, str, str]], headings: Sequence[str]
+              ) -> Document:
     text, sections = "", []
+    words = word_headings(tuple(headings))
     for body, source, kind in parts:
         offset = len(text) + (2 if text else 0)
         text = f"{text}\n\n{body}" if text else body
-        for title, start, end in split_sections(body):
+        for title, start, end in split_sections(body, words=words):
             label = f"Supplementary ({source}): {title}" if kind == "supplementary" else title
             sections.append(Section(
                 title=label, start=offset + start, end=offset + end, source=source, kind=kind
@@ -153,11 +160,22 @@ def normalise_text(text: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip()
 
 
-def heading_of(line: str, *, after_break: bool) -> str | None:
+@cache
+def word_headings(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """The pattern of a short line naming a section: the usual titles plus `extra` words."""
+    more = "".join("|" + re.escape(w) for w in extra)
+    return re.compile(rf"^({USUAL_HEADINGS}{more})\s*:?$", re.IGNORECASE)
+
+
+def heading_of(line: str, *, after_break: bool, words: re.Pattern[str] | None = None
+               ) -> str | None:
     """The heading title a line announces, or None.
 
-    >>> heading_of("## 2.1 Synthesis of MOP-1", after_break=False)
-    '2.1 Synthesis of MOP-1'
+    >>> heading_of("## 2.1 Preparation of sample 1", after_break=False)
+    '2.1 Preparation of sample 1'
+    >>> heading_of("Sampling", after_break=False), heading_of("Sampling", after_break=False,
+    ...                                                       words=word_headings(("sampling",)))
+    (None, 'Sampling')
     >>> heading_of("2. Experimental Section", after_break=True)
     '2. Experimental Section'
     >>> heading_of("2. Then heat it", after_break=False) is None
@@ -171,12 +189,14 @@ def heading_of(line: str, *, after_break: bool) -> str | None:
         return match.group(2)
     if not stripped or len(stripped) > MAX_HEADING_CHARS:
         return None
-    if _WORD_HEADING.match(stripped) or (after_break and _NUMBERED_HEADING.match(stripped)):
+    numbered = after_break and _NUMBERED_HEADING.match(stripped)
+    if (words or word_headings()).match(stripped) or numbered:
         return stripped.rstrip(":")
     return None
 
 
-def split_sections(text: str) -> list[tuple[str, int, int]]:
+def split_sections(text: str, *, words: re.Pattern[str] | None = None
+                   ) -> list[tuple[str, int, int]]:
     """(title, start, end) spans of the bodies under each heading; text before the first
     heading is a section titled "Front matter" (when not blank).
 
@@ -186,7 +206,7 @@ def split_sections(text: str) -> list[tuple[str, int, int]]:
     spans: list[tuple[str, int, int]] = []
     title, body_start, pos, after_break = "Front matter", 0, 0, True
     for line in text.split("\n"):
-        heading = heading_of(line, after_break=after_break)
+        heading = heading_of(line, after_break=after_break, words=words)
         if heading is not None:
             spans.append((title, body_start, pos))
             title, body_start = heading, pos + len(line) + 1
@@ -208,10 +228,10 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = ()
-                   ) -> list[Document]:
+def load_documents(papers: Sequence[Path], *, supplementary: Sequence[Path] = (),
+                   headings: Sequence[str] = ()) -> list[Document]:
     if supplementary and len(papers) != 1:
         raise InputError("--supplementary needs exactly one paper")
     if not papers:
         raise InputError("give at least one paper (PDF, Markdown or text)")
-    return [load_document(p, supplementary=supplementary) for p in papers]
+    return [load_document(p, supplementary=supplementary, headings=headings) for p in papers]

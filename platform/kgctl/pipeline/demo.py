@@ -1,5 +1,6 @@
-"""The main job, ``kgctl demo``: compile -> replay the bundled MOP-30 traces (or extract the
-user's papers with an LLM) into an embedded store -> evaluate against MOP-30 -> report.
+"""The main job, ``kgctl demo``: compile a domain pack -> replay its ground-truth traces (or
+extract the user's papers with an LLM) into an embedded store -> evaluate against its benchmark
+-> ground (when the pack has grounding specs) and deduplicate -> report.
 
 Runs on a fresh install without an API key or a server; the graph it leaves can be queried with
 ``kgctl serve`` / ``kgctl query`` afterwards.
@@ -14,10 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.agent.demo_report import DedupSummary, GroundingSummary, sections
 from kgctl.agent.replay import ReplayReport, replay_traces
-from kgctl.agent.trace import TRACE_FORMAT
-from kgctl.assets import asset_dir
 from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.errors import InputError
@@ -26,11 +24,12 @@ from kgctl.evaluation.readout import read_out_loaded
 from kgctl.evaluation.report import Report, score_both
 from kgctl.evaluation.source import Source, source_for
 from kgctl.grounding.paths import default_reference
-from kgctl.ontology import OntologyIR, default_ir
+from kgctl.ontology import OntologyIR, pack_ir
+from kgctl.packs import Pack
+from kgctl.papers.formats import TRACE_FORMAT
+from kgctl.pipeline.demo_report import DedupSummary, GroundingSummary, sections
 from kgctl.store.base import GraphStore
 
-BENCHMARK = "mop30"
-TRACE_FOLDER = "traces"
 TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
 REPORT_HTML = "report.html"
@@ -60,25 +59,57 @@ class DemoResult(BaseModel):
     dedup: list[DedupSummary] | None = None
 
 
-def bundled_traces(folder: Path | None = None) -> list[Path]:
-    """The bundled demo traces, sorted; a clear error when there are none."""
-    folder = folder or asset_dir("benchmarks") / BENCHMARK / TRACE_FOLDER
-    found = sorted({p for pattern in TRACE_PATTERNS for p in folder.glob(pattern)})
+def pack_traces(pack: Pack) -> Path | None:
+    """The ground-truth traces folder of the pack's first benchmark, if it has one."""
+    benchmarks = pack.manifest.benchmarks
+    return pack.path(next(iter(benchmarks.values())).traces) if benchmarks else None
+
+
+def bundled_traces(pack: Pack | None = None, folder: Path | None = None) -> list[Path]:
+    """The pack's (default: the default pack's) ground-truth traces, or those of `folder`,
+    sorted; a clear error when there are none."""
+    from kgctl.packs import load_pack
+
+    pack = pack or load_pack()
+    folder = folder or pack_traces(pack)
+    found = sorted({p for pattern in TRACE_PATTERNS for p in folder.glob(pattern)}) \
+        if folder else []
     if not found:
         raise InputError(
-            f"no demo traces in {folder}: they are produced by the round-trip oracle "
-            f"(kgctl eval oracle --benchmark {BENCHMARK}); or run `kgctl demo --llm PAPER...` "
-            "to extract your own papers"
+            f"no demo traces in {folder or 'the domain pack ' + repr(pack.name)}: give "
+            "--traces FOLDER, or run `kgctl demo --llm PAPER...` to extract your own papers"
         )
     return found
 
 
-def compile_all(ir: OntologyIR | None = None
+def pack_files(pack: Pack) -> list[Path]:
+    """The T-Box and profile files of a pack, as an evaluation's source names them."""
+    from kgctl.ontology.profile import profile_beside
+
+    files = []
+    for ttl in pack.ontology_paths():
+        files.append(ttl)
+        profile = profile_beside(ttl)
+        if pack.profile_paths() is None and profile.is_file():
+            files.append(profile)
+    return files + (pack.profile_paths() or [])
+
+
+def compile_all(ir: OntologyIR | None = None, *, pack: Pack | None = None
                 ) -> tuple[Compiled, tuple[OntologyIR, ToolSurface], Plan]:
+    """Compile an IR (default: the pack's) into tools and plan (with the pack's plan hints
+    when the IR is the pack's)."""
+    from kgctl.compiler.plan import load_hints
+    from kgctl.packs import load_pack
+
     started = time.perf_counter()
-    ir = ir or default_ir()
+    if ir is None:
+        pack = pack or load_pack()
+        ir = pack_ir(pack.root)
     surface = compile_tools(ir)
-    plan = compile_plan(ir, surface=surface)
+    hints_file = pack.part("plan_hints") if pack is not None else None
+    hints = load_hints(hints_file, ir) if hints_file is not None else None
+    plan = compile_plan(ir, surface=surface, hints=hints)
     compiled = Compiled(classes=len(ir.classes), properties=len(ir.properties),
                         tools=len(surface.tools), plan_steps=len(plan.steps),
                         seconds=round(time.perf_counter() - started, 3))
@@ -87,6 +118,7 @@ def compile_all(ir: OntologyIR | None = None
 
 def run_replay_demo(
     store: GraphStore,
+    pack: Pack,
     *,
     workdir: Path,
     store_path: Path,
@@ -94,44 +126,53 @@ def run_replay_demo(
     progress: Callable[[str], None] | None = None,
     reference: Path | None = None,
 ) -> DemoResult:
-    """Compile, replay every trace, read the graphs out with the fixed queries and score."""
+    """Compile, replay every trace, read the graphs out with the fixed queries and score;
+    ground (when the pack has grounding specs) and deduplicate."""
     from kgctl.agent.aio import run_sync
 
     timings: dict[str, float] = {}
-    traces = traces if traces is not None else bundled_traces()
-    compiled, (ir, surface), _plan = compile_all()
+    traces = traces if traces is not None else bundled_traces(pack)
+    compiled, (ir, surface), _plan = compile_all(pack=pack)
     timings["compile"] = compiled.seconds
     started = time.perf_counter()
     replays = run_sync(lambda: replay_traces(traces, ir=ir, store=store, surface=surface,
                                              replace=True, progress=progress))
     timings["replay"] = round(time.perf_counter() - started, 3)
     papers = [r.paper_id for r in replays]
-    report, timings["evaluate"] = evaluate(store, papers, source=trace_source(traces))
-    grounding = ground_species(store, papers, reference=reference or default_reference())
-    timings["grounding"] = grounding.seconds
+    report, timings["evaluate"] = evaluate(store, papers, pack,
+                                           source=trace_source(traces, pack))
+    grounding = None
+    if pack.part("grounding") is not None:
+        grounding = ground_species(store, papers, pack,
+                                   reference=reference or default_reference())
+        timings["grounding"] = grounding.seconds
     started = time.perf_counter()
-    dedup = deduplicate(store)
+    dedup = deduplicate(store, pack, ir)
     timings["dedup"] = round(time.perf_counter() - started, 3)
-    html, json_path = write_reports(report, workdir, grounding=grounding, dedup=dedup)
+    html, json_path = write_reports(report, workdir, pack, grounding=grounding, dedup=dedup)
     return DemoResult(compiled=compiled, replays=replays, report=report, papers=papers,
                       html=html, json_path=json_path, store_path=store_path, seconds=timings,
                       grounding=grounding, dedup=dedup)
 
 
-def trace_source(traces: list[Path]) -> Source:
-    """What replaying these traces measures: the bundled (ground-truth) traces give the round
-    trip; agent run traces give extraction by their model; anything else is a plain replay."""
-    bundled = asset_dir("benchmarks") / BENCHMARK / TRACE_FOLDER
-    if traces and all(_same_file(t, bundled / t.name) for t in traces):
-        return source_for("round_trip", benchmark=BENCHMARK)
+def trace_source(traces: list[Path], pack: Pack | None = None) -> Source:
+    """What replaying these traces measures: the pack's (default: the default pack's)
+    ground-truth traces give the round trip; agent run traces give extraction by their model;
+    anything else is a plain replay."""
+    from kgctl.packs import load_pack
+
+    pack = pack or load_pack()
+    bundled, benchmark, files = pack_traces(pack), pack.benchmark()[0], pack_files(pack)
+    if traces and bundled and all(_same_file(t, bundled / t.name) for t in traces):
+        return source_for("round_trip", benchmark=benchmark, ontology=files)
     runs = [_agent_run(t) for t in traces]
     if runs and all(r is not None for r in runs):
         models = sorted({r[0] for r in runs if r})
         servers = sorted({r[1] for r in runs if r})
-        return source_for("extraction", benchmark=BENCHMARK, model=", ".join(models),
-                          server=", ".join(servers))
+        return source_for("extraction", benchmark=benchmark, model=", ".join(models),
+                          server=", ".join(servers), ontology=files)
     folders = sorted({str(t.parent) for t in traces})
-    return source_for("replay", benchmark=BENCHMARK, origin=", ".join(folders))
+    return source_for("replay", benchmark=benchmark, origin=", ".join(folders), ontology=files)
 
 
 def _same_file(path: Path, other: Path) -> bool:
@@ -151,15 +192,17 @@ def _agent_run(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def deduplicate(store: GraphStore) -> list[DedupSummary]:
-    """Cross-paper dedup of the demo graphs with the bundled specs (writes the dedup graph)."""
+def deduplicate(store: GraphStore, pack: Pack, ir: OntologyIR) -> list[DedupSummary]:
+    """Cross-paper dedup of the demo graphs with the pack's specs (writes the dedup graph)."""
+    from kgctl.dedup.commands import types_in
     from kgctl.dedup.job import run
-    from kgctl.dedup.spec import load_specs
+    from kgctl.dedup.spec import pack_specs
 
-    return [DedupSummary.model_validate(s.model_dump()) for s in run(store, load_specs())]
+    specs = pack_specs(pack.root, ir=ir, present=types_in(store))
+    return [DedupSummary.model_validate(s.model_dump()) for s in run(store, specs)]
 
 
-def ground_species(store: GraphStore, papers: list[str], *, reference: Path
+def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, reference: Path
                    ) -> GroundingSummary:
     """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
 
@@ -178,7 +221,8 @@ def ground_species(store: GraphStore, papers: list[str], *, reference: Path
     if built:
         reference.parent.mkdir(parents=True, exist_ok=True)
         build_reference(reference, read_rows(table_paths()))
-    spec = load_spec("species")
+    spec = next(load_spec(p, domain=pack.root)
+                for p in sorted(pack.part("grounding").glob("*.yaml")))
     index = harvest_index(EmbeddedSource(reference), spec)
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
     methods = Counter(d.match.method for d in decisions if d.match is not None)
@@ -190,32 +234,35 @@ def ground_species(store: GraphStore, papers: list[str], *, reference: Path
                                  if d.match is None and d.names})))
 
 
-def evaluate(store: GraphStore, papers: list[str], *, source: Source | None = None
-             ) -> tuple[Report, float]:
-    """Score the given papers of the store against their MOP-30 ground truth (both scorers)."""
+def evaluate(store: GraphStore, papers: list[str], pack: Pack, *,
+             source: Source | None = None) -> tuple[Report, float]:
+    """Score the given papers of the store against the ground truth of the pack's benchmark
+    (both scorers)."""
     started = time.perf_counter()
-    gold = load_benchmark(asset_dir("benchmarks") / BENCHMARK)
+    name, benchmark = pack.benchmark()
+    gold = load_benchmark(pack.root / benchmark.path)
     scored = sorted(p for p in papers if p in gold.docs)
     if not scored:
         raise InputError(f"none of the papers ({', '.join(papers[:3])} ...) is in the "
-                         f"{BENCHMARK} benchmark, so there is nothing to score")
+                         f"{name} benchmark, so there is nothing to score")
     gold_part = Loaded(docs={p: gold.docs[p] for p in scored},
                        problems=tuple(q for q in gold.problems if q.paper in scored))
-    pred = read_out_loaded(store, scored)
+    pred = read_out_loaded(store, scored, folder=pack.part("readout"))
     return score_both(gold_part, pred, source=source), round(time.perf_counter() - started, 3)
 
 
-def write_reports(report: Report, workdir: Path, *, grounding: GroundingSummary | None = None,
+def write_reports(report: Report, workdir: Path, pack: Pack, *,
+                  grounding: GroundingSummary | None = None,
                   dedup: list[DedupSummary] | None = None) -> tuple[Path, Path]:
     """report.html and report.json, each opening with the source of the figures."""
     import json
 
-    from kgctl.agent.demo_report import extras_json
     from kgctl.evaluation.html import write_html
+    from kgctl.pipeline.demo_report import extras_json
 
     workdir.mkdir(parents=True, exist_ok=True)
     html, json_path = workdir / REPORT_HTML, workdir / REPORT_JSON
-    write_html(report, html, title=f"kgctl demo: {BENCHMARK}",
+    write_html(report, html, title=f"kgctl demo: {pack.benchmark()[0]}",
                sections=sections(grounding, dedup))
     data = report.to_dict() | extras_json(grounding, dedup)
     json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from kgctl.evaluation.report import summary_lines
 
 if TYPE_CHECKING:
-    from kgctl.agent.demo import DemoResult
+    from kgctl.pipeline.demo import DemoResult
 
 UNGROUNDED_SHOWN = 200  # names listed in the HTML section; the JSON lists them all
 
