@@ -99,6 +99,7 @@ class ToolServer(MCPServer):
         self._setup, self._setup_error = setup, None
         self._setup_lock = threading.Lock()
         self._loaded = threading.Event()
+        self._setup_thread: threading.Thread | None = None
         if setup is None:
             self._loaded.set()
         for method in _EMPTY:  # advertise prompts / resources only when offered
@@ -148,16 +149,22 @@ class ToolServer(MCPServer):
         if self.keys.shared:  # an HTTP server loads before its first client comes
             self._warm_up()
         inner = self._inner_lifespan(app) if self._inner_lifespan else nullcontext()
-        async with inner as value:
-            yield value
+        try:
+            async with inner as value:
+                yield value
+        finally:  # a process that exits while setup runs in a native library aborts
+            if self._setup_thread is not None:
+                await anyio.to_thread.run_sync(self._setup_thread.join)
 
     async def _initialized(self, ctx: Any, params: NotificationParams) -> None:
         # a stdio client waits for `initialize`: load once it has been answered
         self._warm_up()
 
     def _warm_up(self) -> None:
-        if not self._loaded.is_set():
-            threading.Thread(target=self._run_setup, name="kgctl-setup", daemon=True).start()
+        if not self._loaded.is_set() and self._setup_thread is None:
+            self._setup_thread = threading.Thread(target=self._run_setup, name="kgctl-setup",
+                                                  daemon=True)
+            self._setup_thread.start()
 
     def _run_setup(self) -> None:
         with self._setup_lock:
