@@ -188,8 +188,12 @@ def test_cli_reports_clusters_and_rejects_bad_input(tmp_path: Path):
     assert (summary["clusters"], summary["cross_paper_clusters"]) == (1, 1)
     bad = runner.invoke(cli, ["dedup", "--store", str(path), "--class", "reagent"])
     assert bad.exit_code == 2 and "unknown class reagent" in bad.output
+    EmbeddedStore(tmp_path / "empty").close()
     empty = runner.invoke(cli, ["dedup", "--store", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no paper graphs" in empty.output
+    missing = runner.invoke(cli, ["dedup", "--store", str(tmp_path / "typo")])
+    assert missing.exit_code == 2 and "no store at" in missing.output
+    assert not (tmp_path / "typo").exists()
 
 
 BAD_INPUTS = [  # (what, options with {tmp} for the test folder, files to create first)

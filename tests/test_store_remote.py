@@ -106,6 +106,7 @@ def test_remote_export_import_drop(remote):
     before = canonical_nquads(remote, "p1", provenance=True)
     remote.drop("p1")
     assert remote.papers() == ["p2"]
+    assert remote.has_paper("p2") and not remote.has_paper("p1")
     assert remote.import_data(data) == ["p1"]
     assert canonical_nquads(remote, "p1", provenance=True) == before
     whole = remote.export(format=RdfFormat.N_QUADS)

@@ -129,7 +129,7 @@ async def _extract_one(
     if previous is not None and previous.status == "complete" and not options.replace:
         progress(pid, "skipped (already complete)")
         return summarise(previous, outcome="skipped", seconds=0.0)
-    if pid in store.papers():
+    if store.has_paper(pid):
         if previous is None and not options.replace:
             raise InputError(f"paper {pid} already has a graph in the store that no run of "
                              f"this output folder made; use --replace to redo it")
@@ -155,7 +155,7 @@ async def _extract_one(
         summary = summarise(failed, outcome="failed", seconds=time.monotonic() - started) \
             if failed else PaperSummary(paper_id=pid, outcome="failed")
         return summary.model_copy(update={"error": str(error)})
-    if pid in store.papers():  # the evidence view places the quotes in this text
+    if store.has_paper(pid):  # the evidence view places the quotes in this text
         store_paper_text(store, pid, document.text)
     limited = any(s.status == "iteration_limit" for s in trace.steps)
     progress(pid, "done")

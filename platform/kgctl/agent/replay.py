@@ -81,8 +81,7 @@ async def replay_traces(
     clash = sorted({p for p in papers if papers.count(p) > 1})
     if clash:
         raise InputError(f"several traces are for the same paper: {', '.join(clash)}")
-    existing = set(store.papers())
-    taken = [p for p in papers if p in existing]
+    taken = [p for p in papers if store.has_paper(p)]
     if taken and not replace:
         raise InputError(f"{len(taken)} paper(s) already have a graph in the store "
                          f"({', '.join(taken[:3])}{' ...' if len(taken) > 3 else ''}); "

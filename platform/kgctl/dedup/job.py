@@ -112,6 +112,7 @@ def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str
     """Reuse an earlier canonical IRI when a member had one; else mint from the strongest key or
     the most frequent name. Deterministic for the same clusters."""
     taken: set[str] = set()
+    used = set(old.values())  # a set: membership below is tested once per candidate
     out = []
     for c in clusters:
         previous = sorted({old[m] for m in c.members if m in old} - taken)
@@ -121,7 +122,7 @@ def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str
             identity = next((f"{k}-{c.keys[k]}" for k in sorted(c.keys)), None)
             base = f"{ENTITY_BASE}{spec.name}/{slug(identity or (c.labels or c.members)[0])}"
             iri, n = base, 1
-            while iri in taken or iri in old.values():
+            while iri in taken or iri in used:
                 n += 1
                 iri = f"{base}-{n}"
         taken.add(iri)

@@ -326,7 +326,7 @@ def evidence_command(*, store_path: Path, paper: str, text_file: Path | None, ou
     text = load_document(text_file, paper_id=paper).text if text_file else None
     store = open_store(path=store_path, create=False)
     try:
-        if paper not in store.papers():
+        if not store.has_paper(paper):
             raise StoreError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
         view = view_from_store(store, paper, text=text)
     finally:

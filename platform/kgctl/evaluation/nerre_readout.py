@@ -60,12 +60,11 @@ def read_predictions(store: GraphStore, gold: list[dict], folder: Path) -> list[
         if not path.is_file():
             raise InputError(f"no NERRE read-out query {path}")
         queries[name] = path.read_text(encoding="utf-8")
-    present = set(store.papers())
     out = []
     for abstract in gold:
         pid = paper_id(str(abstract.get("doi", "")))
         graphs: dict[int, dict] = {}
-        if pid in present:
+        if store.has_paper(pid):
             entities = [(int(r["sentence"].value), r["kind"].value, r["label"].value)
                         for r in store.query(queries["entities"], paper_id=pid)]
             links = [(int(r["sentence"].value), r["host"].value, r["dopant"].value)

@@ -83,9 +83,8 @@ def run_oracle(store: GraphStore, root: Path, *, papers: Iterable[str] | None = 
     from kgctl.ontology import default_ir
 
     chosen = list(papers) if papers is not None else benchmark_papers(root)
-    present = set(store.papers())
     for paper in chosen:
-        if make_paper_id(paper) in present:
+        if store.has_paper(make_paper_id(paper)):
             store.drop(make_paper_id(paper))
     server = build_server(default_ir(), store)
 

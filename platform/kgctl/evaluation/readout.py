@@ -71,11 +71,10 @@ def read_out_loaded(store: GraphStore, papers: Iterable[str], *,
                     ) -> Loaded:
     """Read-outs of several papers, validated like ground-truth files; a paper missing from
     the store is a problem (its gold then counts as FN), not a failure."""
-    present = set(store.papers())
     docs: dict = {}
     problems = []
     for paper in papers:
-        if paper not in present:
+        if not store.has_paper(paper):
             problems.append(Problem(paper=paper, category="*", message="paper not in the store"))
             continue
         for category, data in read_out(store, paper, categories=categories,

@@ -8,6 +8,7 @@ triples and the call record in one `store.write` and keep the paper index curren
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from functools import partial
 from typing import Any
 
@@ -38,6 +39,8 @@ from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import CallRecord, Evidence, GraphStore
 from kgctl.store.provenance import utc_now
 
+MAX_INDEXES = 64  # papers whose index stays in memory (least recently used dropped first)
+
 
 class Instantiator:
     """Runs compiled tools against one store. `feedback=False` turns every check that only
@@ -49,19 +52,24 @@ class Instantiator:
         self.ir, self.store, self.feedback = ir, store, feedback
         self.surface = surface or compile_tools(ir)
         self._links, self._writable = link_properties(ir), writable_properties(ir)
-        self._indexes: dict[str, PaperIndex] = {}
+        self._indexes: OrderedDict[str, PaperIndex] = OrderedDict()  # most recent last
         self._seq: dict[str, int] = {}
         self._rules = rules_by_class(ir)
 
     def index(self, paper_id: str) -> PaperIndex:
+        """The paper's index; only the MAX_INDEXES most recently used papers keep theirs in
+        memory (a long-running server or a corpus replay would otherwise hold every paper's)."""
         if paper_id not in self._indexes:
             keys = {c.key for c in self.ir.classes.values() if c.key is not None}
             self._indexes[paper_id] = PaperIndex.load(self.store, paper_id, key_properties=keys)
+            if len(self._indexes) > MAX_INDEXES:
+                self._indexes.popitem(last=False)
+        self._indexes.move_to_end(paper_id)
         return self._indexes[paper_id]
 
     def _next_seq(self, paper_id: str) -> int:
         if paper_id not in self._seq:
-            known = paper_id in self.store.papers()
+            known = self.store.has_paper(paper_id)
             self._seq[paper_id] = len(self.store.trace(paper_id)) if known else 0
         return self._seq[paper_id] + 1
 

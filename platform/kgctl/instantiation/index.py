@@ -39,7 +39,7 @@ class PaperIndex:
     def load(cls, store: GraphStore, paper_id: str, *,
              key_properties: Iterable[str] = ()) -> PaperIndex:
         index = cls(key_properties)
-        if paper_id in store.papers():
+        if store.has_paper(paper_id):
             for row in store.query(_ENTITIES, paper_id=paper_id):
                 subject = row["s"]
                 if isinstance(subject, NamedNode):

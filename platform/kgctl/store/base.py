@@ -92,6 +92,9 @@ class GraphStore(Protocol):
     def papers(self) -> list[str]:
         """Paper ids that have a graph, sorted."""
 
+    def has_paper(self, paper_id: str) -> bool:
+        """Whether `paper_id` has a graph or provenance graph (without listing every paper)."""
+
     def triples(self, paper_id: str) -> Iterator[Triple]:
         """All triples of one paper's graph."""
 

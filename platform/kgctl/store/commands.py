@@ -110,7 +110,7 @@ def export(store: GraphStore, paper: str | None, *, fmt: str, as_trace: bool,
     if as_trace:
         if paper is None:
             raise InputError("--trace needs a PAPER")
-        if paper not in store.papers():
+        if not store.has_paper(paper):
             raise InputError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
         data = trace_jsonl(store.trace(paper)).encode()
     else:

@@ -104,6 +104,11 @@ class EmbeddedStore:
         return papers_of_graphs(g.value for g in self._store.named_graphs()
                                 if isinstance(g, NamedNode))
 
+    def has_paper(self, paper_id: str) -> bool:
+        check_paper_id(paper_id)
+        return any(self._store.contains_named_graph(g)
+                   for g in (graph_iri(paper_id), provenance_graph_iri(paper_id)))
+
     def triples(self, paper_id: str) -> Iterator[Triple]:
         check_paper_id(paper_id)
         return (q.triple for q in self._graph_quads(graph_iri(paper_id)))
@@ -131,7 +136,7 @@ class EmbeddedStore:
 
     def _require(self, paper_id: str) -> None:
         check_paper_id(paper_id)
-        if paper_id not in self.papers():
+        if not self.has_paper(paper_id):
             raise StoreError(f"unknown paper: {paper_id!r} (see `kgctl store papers`)")
 
     # -- writes -----------------------------------------------------------------------------

@@ -146,6 +146,12 @@ class RemoteStore:
     def papers(self) -> list[str]:
         return papers_of_graphs(self._visible_graphs())
 
+    def has_paper(self, paper_id: str) -> bool:
+        check_paper_id(paper_id)
+        graphs = self._visible_graphs()
+        return any(g.value in graphs
+                   for g in (graph_iri(paper_id), provenance_graph_iri(paper_id)))
+
     def triples(self, paper_id: str) -> Iterator[Triple]:
         check_paper_id(paper_id)
         return iter(self._graph_triples(graph_iri(paper_id)))
@@ -177,7 +183,7 @@ class RemoteStore:
 
     def _require(self, paper_id: str) -> None:
         check_paper_id(paper_id)
-        if paper_id not in self.papers():
+        if not self.has_paper(paper_id):
             raise StoreError(f"unknown paper: {paper_id!r} (see `kgctl store papers`)")
 
     # -- writes -----------------------------------------------------------------------------

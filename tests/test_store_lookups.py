@@ -1,0 +1,42 @@
+"""Per-paper lookups that do not list every paper (`has_paper`), and an instantiation engine
+that keeps only recent papers' indexes and reloads an evicted one whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Triple
+
+from kgctl.instantiation import engine as engine_module
+from kgctl.instantiation.engine import Instantiator
+from kgctl.ontology import load_ir
+from kgctl.store import EmbeddedStore
+
+SOSA = Path(__file__).parent / "ontologies" / "sosa" / "sosa.ttl"
+LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+
+
+def test_has_paper_sees_graph_and_provenance_only_of_that_paper() -> None:
+    store = EmbeddedStore()
+    store.write("p1", insert=[Triple(NamedNode("urn:x"), LABEL, Literal("x"))])
+    assert store.has_paper("p1") and not store.has_paper("p2") and not store.has_paper("p")
+    store.drop("p1")
+    assert not store.has_paper("p1")
+
+
+def test_an_evicted_paper_index_is_reloaded_whole(monkeypatch) -> None:
+    monkeypatch.setattr(engine_module, "MAX_INDEXES", 1)
+    store = EmbeddedStore()
+    engine = Instantiator(load_ir([SOSA], profile_paths=[]), store)
+    creates = [t for t in engine.surface.tools if t.action == "create"
+               and {a.name for a in t.args if a.required} <= {"label"}]
+    if not creates:
+        pytest.fail("the SOSA surface offers no create tool that needs only a label")
+    tool = creates[0].name
+    first = engine.call(tool, "pa", {"label": "Thermometer 1"})
+    engine.call(tool, "pb", {"label": "Thermometer 1"})  # evicts pa's index
+    assert list(engine._indexes) == ["pb"]
+    reloaded = engine.index("pa")
+    assert reloaded.labels[first.iris[0]] == {"Thermometer 1"}
+    assert list(engine._indexes) == ["pa"]
