@@ -5,7 +5,7 @@ name: a list gives the aliases of one entity); a nested object contributes its f
 dotted path; a list of objects becomes child records, aligned one-to-one by the scorer.
 ``false`` and "N/A" are empty: under the open world an unstated flag is not a claim.
 
->>> from kgctl.evaluation.records import CbuDoc
+>>> from kgctl.chemistry.records import CbuDoc
 >>> doc = CbuDoc.model_validate({"synthesisProcedures": [{"mopCCDCNumber": "1",
 ...     "cbuFormula1": "[Cu2]", "cbuSpeciesNames1": ["Cu2(OAc)4"]}]})
 >>> node = to_node(doc)
