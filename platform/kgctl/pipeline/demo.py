@@ -199,7 +199,8 @@ def deduplicate(store: GraphStore, pack: Pack, ir: OntologyIR) -> list[DedupSumm
     from kgctl.dedup.spec import pack_specs
 
     specs = pack_specs(pack.root, ir=ir, present=types_in(store))
-    return [DedupSummary.model_validate(s.model_dump()) for s in run(store, specs)]
+    return [DedupSummary.model_validate(s.model_dump())
+            for s in run(store, specs, domain=pack.root)]
 
 
 def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, reference: Path
