@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgctl.evaluation.oracle_calls import step_call
+from kgctl.chemistry.oracle_calls import step_call
 from kgctl.evaluation.values import is_empty
 
 STEPS = Path(__file__).resolve().parents[1] / "benchmarks" / "mop30" / "steps"

@@ -76,6 +76,7 @@ class Pack:
     def __init__(self, root: Path, manifest: Manifest) -> None:
         self.root = root
         self.manifest = manifest
+        self._hooks: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"Pack({self.name!r}, {str(self.root)!r})"
@@ -114,8 +115,11 @@ class Pack:
 
     def hook(self, name: str) -> Any | None:
         """The object a hook names (imported on first use), None when the pack names none."""
-        target = self.manifest.hooks.get(name)
-        return None if target is None else resolve_hook(target, where=f"{self.name}: {name}")
+        if name not in self._hooks:
+            target = self.manifest.hooks.get(name)
+            self._hooks[name] = None if target is None else resolve_hook(
+                target, where=f"{self.name}: {name}")
+        return self._hooks[name]
 
     def problems(self) -> list[str]:
         """Every part the manifest names that is missing on disk (one message each)."""
@@ -164,9 +168,11 @@ def bundled_names() -> list[str]:
 
 def default_name() -> str:
     """The pack used without --domain: $KGCTL_DOMAIN, else the bundled pack marked default."""
-    chosen = os.environ.get(DOMAIN_ENV)
-    if chosen:
-        return chosen
+    return os.environ.get(DOMAIN_ENV) or _bundled_default()
+
+
+@cache
+def _bundled_default() -> str:
     for name in bundled_names():
         if read_manifest(bundled_root() / name).default:
             return name
@@ -217,4 +223,4 @@ def domain_option(func: Callable) -> Callable:
     return click.option(
         "--domain", "domain", metavar="NAME|PATH",
         help=f"domain pack: a bundled name or a pack folder (default: ${DOMAIN_ENV}, else "
-             "the bundled default, mop30).")(func)
+             "the bundled default pack; see `kgctl domain list`).")(func)

@@ -5,16 +5,16 @@ differently, so estimates are scaled by TOKEN_SAFETY and padded per message; a s
 overflow answer (with its own count) then shrinks the next try (see `kgctl.agent.loop`).
 
 >>> from kgctl.papers.ingest import document_from_text
->>> doc = document_from_text("p", "# Synthesis\\n" + "Cu was added to the flask. " * 60)
+>>> doc = document_from_text("p", "# Methods\\n" + "Cu was added to the flask. " * 60)
 >>> pieces = paper_pieces(doc, doc.sections, budget=150)
 >>> len(pieces) > 1, all(estimate_text(p.text) <= 150 for p in pieces)
 (True, True)
 >>> head, body = pieces[1].text.split("\\n", 1)
 >>> head
-'[section: Synthesis | offsets 390-794]'
->>> doc.text[390:794] == body, pieces[1].start
-(True, 390)
->>> paper_pieces(doc, doc.sections, budget=150, start_at=390)[0] == pieces[1]
+'[section: Methods | offsets 388-792]'
+>>> doc.text[388:792] == body, pieces[1].start
+(True, 388)
+>>> paper_pieces(doc, doc.sections, budget=150, start_at=388)[0] == pieces[1]
 True
 """
 

@@ -3,12 +3,12 @@ marginal relevance (MMR) over lexical vectors (BM25 for relevance, TF-IDF cosine
 passages for redundancy). No model download; numpy/scipy only.
 
 >>> from kgctl.papers.ingest import document_from_text
->>> doc = document_from_text("p", "# Synthesis\\nCu(NO3)2 was dissolved in DMF.\\n\\n"
+>>> doc = document_from_text("p", "# Methods\\nCu(NO3)2 was dissolved in water.\\n\\n"
 ...                          "The solution was heated to 85 C for 2 days.\\n\\n"
 ...                          "# Characterisation\\nThe crystals were analysed by PXRD.")
 >>> index = PassageIndex(doc)
 >>> [hit.section for hit in index.search("heated temperature days", k=1)]
-['Synthesis']
+['Methods']
 """
 
 from __future__ import annotations
@@ -95,8 +95,8 @@ class PassageIndex:
 def tokenize(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens.
 
-    >>> tokenize("Cu(NO3)2·3H2O in DMF, 85 °C")
-    ['cu', 'no3', '2', '3h2o', 'in', 'dmf', '85', 'c']
+    >>> tokenize("Cu(NO3)2·3H2O in H2O, 85 °C")
+    ['cu', 'no3', '2', '3h2o', 'in', 'h2o', '85', 'c']
     """
     return _TOKEN.findall(text.lower())
 

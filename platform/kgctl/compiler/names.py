@@ -1,6 +1,6 @@
 """Names that need the IR: unique class words and prefixed argument names across namespaces.
 
-A word two terms share (`Species` of two vocabularies) is prefixed with each one's namespace
+A word two terms share (`Agent` of two vocabularies) is prefixed with each one's namespace
 prefix, else its T-Box file's stem; every other word stays plain, so names are stable across
 compiles and unchanged where nothing collides.
 """
@@ -12,7 +12,7 @@ from kgctl.ontology.ir import OntologyIR
 
 
 def unique_words(ir: OntologyIR, classes: list[str]) -> dict[str, str]:
-    """Class -> snake_case word, unique among `classes`: a word two classes share (`Species`
+    """Class -> snake_case word, unique among `classes`: a word two classes share (`Agent`
     of two vocabularies) is prefixed with each one's namespace prefix, else its file stem."""
     words = {}
     for cls in classes:
@@ -33,10 +33,10 @@ def prefixed_class(ir: OntologyIR, cls: str, word: str) -> str:
 def prefixed_name(ir: OntologyIR, prop: str, name: str) -> str:
     """`name` prefixed with the prefix of `prop`'s namespace, else its T-Box file's stem.
 
-    >>> from kgctl.ontology import default_ir
-    >>> ir = default_ir()
-    >>> prefixed_name(ir, ir.prefixes["ontosyn"] + "hasChemicalFormula", "chemical_formula")
-    'ontosyn_chemical_formula'
+    >>> from kgctl.ontology import pack_ir
+    >>> ir = pack_ir("nerre-doping")
+    >>> prefixed_name(ir, ir.prefixes["dop"] + "sentenceNumber", "sentence_number")
+    'dop_sentence_number'
     """
     curie = ir.curie(prop)
     info = ir.properties.get(prop)
@@ -49,10 +49,10 @@ def property_ref(ir: OntologyIR, prop: str) -> str:
     """How tools name a property: its prefixed name, with the label for an opaque local name
     (`battery:hasTestEquipment`, `obo:is_about`); one per property, stable across compiles.
 
-    >>> from kgctl.ontology import default_ir
-    >>> ir = default_ir()
-    >>> property_ref(ir, ir.prefixes["ontosyn"] + "hasOrder")
-    'ontosyn:hasOrder'
+    >>> from kgctl.ontology import pack_ir
+    >>> ir = pack_ir("nerre-doping")
+    >>> property_ref(ir, ir.prefixes["dop"] + "statedIn")
+    'dop:statedIn'
     """
     curie = ir.curie(prop)
     name = local_name(prop)

@@ -1,12 +1,12 @@
 """The extraction plan, compiled from the IR and its tool surface (pure, deterministic).
 
-One plan step per tool set that creates entities, in the tool surface's order (for the TWA
-ontologies: syntheses and products -> their chemical inputs and outputs -> ordered steps with
-conditions -> the other ontologies' entities, e.g. characterisation and CBUs). Each step names
+One plan step per tool set that creates entities, in the tool surface's order (top-level
+entities -> their parts -> ordered members with their conditions -> the other T-Boxes'
+entities). Each step names
 its goal, what to read, the tools it may call (its own tool set, less the `add_` tools its
 create tools take inline, plus linking and read tools; repair tools join in the verification
 pass), its prompt and its verification rules: the rules of its tools the schemas cannot show
-plus each class's `verify` text from the profile (e.g. what counts as a separate synthesis
+plus each class's `verify` text from the profile (e.g. what counts as a separate
 step). A profile may bind tools of an external, read-only MCP server to the steps that create
 some of its classes (`tool_servers:`, e.g. chemistry for building units): the step lists them
 under `external` with how to use them, and the plan says how to reach each server. A step

@@ -237,8 +237,9 @@ class _View(CreationRules):
                         description="which kind of entity to create"),)
 
     def type_words(self, classes: tuple[str, ...]) -> tuple[str, ...]:
-        """`type` values: the local name when it is a word unique among `classes` (as the
-        TWA tools have them), else the label-based word, prefixed where two share it."""
+        """`type` values: the local name when it is a word unique among `classes` (as tools of
+        T-Boxes with CamelCase names have them), else the label-based word, prefixed where two
+        share it."""
         names = [local_name(c) for c in classes]
         unique = unique_words(self.ir, [c for c in classes if c in self.ir.classes])
         return tuple(name if not is_opaque(name) and names.count(name) == 1

@@ -2,21 +2,21 @@
 
 Union-find over distinct mention *profiles* (same labels and keys), so a million mentions of a
 few thousand distinct spellings cost little. A union is refused when the two sides carry different
-values of a conflict key (InChIKey, CCDC number, formula ...), whatever chain of names links them.
+values of a conflict key (an identifier, a code ...), whatever chain of names links them.
 
 >>> ms = [
-...     Mention(iri="p1#dmf", paper="p1", labels=("DMF", "N,N-dimethylformamide")),
-...     Mention(iri="p2#dmf", paper="p2", labels=("N, N-dimethylformamide",)),
-...     Mention(iri="p3#bdc", paper="p3", labels=("1,3-benzenedicarboxylic acid",),
-...             keys=(("formula", "C8H6O4"),)),
-...     Mention(iri="p4#bdc", paper="p4", labels=("1,4-benzenedicarboxylic acid",),
-...             keys=(("formula", "C8H6O4"),)),
+...     Mention(iri="p1#ws", paper="p1", labels=("WS", "N,N-weather station")),
+...     Mention(iri="p2#ws", paper="p2", labels=("N, N-weather station",)),
+...     Mention(iri="p3#rd", paper="p3", labels=("1,3-station road west",),
+...             keys=(("code", "R8"),)),
+...     Mention(iri="p4#rd", paper="p4", labels=("1,4-station road west",),
+...             keys=(("code", "R8"),)),
 ... ]
->>> result = cluster(ms, Thresholds())
+>>> result = cluster(ms, Thresholds(conflict_keys=("ref", "code")))
 >>> sorted(len(c.members) for c in result.clusters)
 [1, 1, 2]
 >>> [round(p.score) for p in result.grey]
-[96]
+[95]
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ class Thresholds(BaseModel):
     model_config = ConfigDict(frozen=True)
     merge: float = 95.0  # fuzzy score (0-100) at or above which names merge automatically
     review: float = 88.0  # scores in [review, merge) go to the grey zone for a person to decide
-    merge_keys: tuple[str, ...] = ("ref", "inchikey", "ccdc")  # equal value -> same entity
-    conflict_keys: tuple[str, ...] = ("ref", "inchikey", "ccdc", "formula")
+    merge_keys: tuple[str, ...] = ("ref",)  # key kinds whose equal value -> same entity
+    conflict_keys: tuple[str, ...] = ("ref",)  # key kinds whose different values forbid it
     # "paper": names link mentions only inside one paper (product labels such as "Cage 1" are
     # paper-local); "global": names link across papers too
     name_scope: Literal["global", "paper"] = "global"

@@ -55,7 +55,7 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         specs = [s for s in specs if not classes or s.name in classes]
         with console.status("deduplicating") as status:
             summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
-                            review_out=review_out, progress=status.update)
+                            review_out=review_out, progress=status.update, domain=domain)
     finally:
         store.close()
     if as_json:

@@ -12,7 +12,7 @@ import csv
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -22,6 +22,7 @@ from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, cluster
 from kgctl.dedup.keys import NORMALISERS
 from kgctl.dedup.spec import DedupSpec
 from kgctl.errors import InputError
+from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import BASE, paper_of_graph, slug
 from kgctl.store.sparql import data_update
@@ -63,8 +64,22 @@ class SpecSummary(BaseModel):
     refused: int
 
 
-def harvest(store: GraphStore, spec: DedupSpec) -> list[Mention]:
+Normaliser = Callable[[str], "str | None"]
+
+
+def normalisers(domain: str | Path | None = None) -> dict[str, Normaliser]:
+    """The generic key normalisers plus those of a domain pack's `dedup_keys` hook."""
+    return {**NORMALISERS, **(load_pack(domain).hook("dedup_keys") or {})}
+
+
+def harvest(store: GraphStore, spec: DedupSpec, *,
+            by_name: Mapping[str, Normaliser] | None = None) -> list[Mention]:
     """Mentions of the spec's classes in every paper graph, with names and normalised keys."""
+    by_name = by_name if by_name is not None else normalisers()
+    unknown = sorted({k.normalise for k in spec.keys} - set(by_name))
+    if unknown:
+        raise InputError(f"dedup spec {spec.name!r}: unknown key normaliser(s) "
+                         f"{', '.join(unknown)} (known: {', '.join(sorted(by_name))})")
     names: dict[str, set[str]] = defaultdict(set)
     keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
     paper: dict[str, str] = {}
@@ -82,7 +97,7 @@ def harvest(store: GraphStore, spec: DedupSpec) -> list[Mention]:
                     part.strip() for part in obj.value.split(ALT_NAME_SEPARATOR) if part.strip())
             elif pred in key_of:
                 spec_key = key_of[pred]
-                value = NORMALISERS[spec_key.normalise](obj.value)
+                value = by_name[spec_key.normalise](obj.value)
                 if value and not (spec_key.normalise == "iri" and paper_of_graph(value)):
                     keys[subject].add((spec_key.kind, value))
     return [
@@ -226,8 +241,11 @@ def run(
     review_in: Path | None = None,
     review_out: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    domain: str | Path | None = None,
 ) -> list[SpecSummary]:
-    """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph."""
+    """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph.
+    Key normalisers: the generic ones plus the domain pack's (default: the default pack)."""
+    by_name = normalisers(domain)
     if not store.papers():
         raise InputError("the store holds no paper graphs: nothing to deduplicate")
     accept, reject = _reviewed(store)
@@ -244,7 +262,7 @@ def run(
     summaries = []
     for spec in specs:
         progress(f"harvesting {spec.name}")
-        mentions = harvest(store, spec)
+        mentions = harvest(store, spec, by_name=by_name)
         labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
         progress(f"clustering {len(mentions)} {spec.name} mentions")
         result = cluster(mentions, spec.thresholds(), accept=accept, reject=reject)

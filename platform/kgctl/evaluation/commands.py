@@ -54,7 +54,7 @@ def _load_scorable(root: Path, side: str) -> Loaded:
 def command() -> None:
     """Evaluate extracted graphs against benchmarks.
 
-    Example: kgctl eval score --gold domains/mop30/benchmark --pred runs/out --json
+    Example: kgctl eval score --gold gold/ --pred runs/out --json
     """
 
 
@@ -73,7 +73,7 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
     Exit 2 when a folder is missing or holds no readable record; exit 1 (after the report)
     when some files could not be read or validated.
 
-    Example: kgctl eval score --gold domains/mop30/benchmark --pred runs/out --html r.html
+    Example: kgctl eval score --gold gold/ --pred runs/out --html report.html
     """
     gold_docs, pred_docs = _load_scorable(gold, "gold"), _load_scorable(pred, "pred")
     source = source_for("records", origin=str(pred))
@@ -97,7 +97,7 @@ def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | 
                 out: Path | None) -> None:
     """Read every benchmark paper out of a store with the fixed queries and score it.
 
-    Example: kgctl eval run --store kg.db --domain mop30 --html report.html
+    Example: kgctl eval run --store kg.db --html report.html
     """
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
@@ -253,7 +253,7 @@ def oracle_command(*, domain: str | None, benchmark: str | None, store_path: Pat
 
     Every shortfall is listed: values the tools cannot express and calls they rejected.
 
-    Example: kgctl eval oracle --domain mop30 --store kg.db --traces traces --html oracle.html
+    Example: kgctl eval oracle --store kg.db --traces traces --html oracle.html
     """
 
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle

@@ -8,11 +8,11 @@ entity (an IRI a call created or changed) collects the quotes of the calls behin
 The paper text is kept in the paper's provenance graph (``kg:paperText``) by ``kgctl
 extract``; for other papers it is read from the paper file (same ingestion, same offsets).
 
->>> text = "Synthesis of MOP-1.\\nCu(NO3)2 was   added."
->>> locate(text, "Cu(NO3)2 was added.", None, None)
-(20, 41)
->>> locate(text, "Synthesis of MOP-1.", 0, 19), locate(text, "MOP-2", None, None)
-((0, 19), None)
+>>> text = "Methods of run-1.\\nCuSO4 was   added.."
+>>> locate(text, "CuSO4 was added..", None, None)
+(18, 37)
+>>> locate(text, "Methods of run-1.", 0, 17), locate(text, "run-2", None, None)
+((0, 17), None)
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ matplotlib.use("Agg")  # no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from kgctl.evaluation.report import Report  # noqa: E402
-from kgctl.evaluation.scorer import Counts  # noqa: E402
+from kgctl.evaluation.schema import record_schema  # noqa: E402
+from kgctl.evaluation.scorer import STRICT, Counts  # noqa: E402
 
 FIGURE_DPI = 90
 TOP_FIELDS = 15
@@ -167,10 +168,10 @@ def _summary_table(report: Report) -> str:
         rows = [("micro", part.micro), *part.categories.items()]
         body += "".join(f"<tr><td>{html.escape(part.scorer)}</td><td>{html.escape(name)}</td>"
                         f"{_cells(part.metrics(n))}</tr>" for name, n in rows)
-    note = ("<p class='meta'><b>strict/1</b>: canonical values equal, formulas case-sensitive, "
-            "0/0 counts 1. <b>caseless/1</b>: the comparison and arithmetic of the published "
-            "MOP-30 scorer (values case-insensitive, equivalent CBU formula forms, CBU counted "
-            "by formulas, 0/0 counts 0); see docs/evaluation.md.</p>") if len(parts) > 1 else ""
+    rules = [STRICT, *([record_schema().compatible] if len(parts) > 1 else [])]
+    note = ("<p class='meta'>" + " ".join(
+        f"<b>{html.escape(r.name)}</b>: {html.escape(r.note)}." for r in rules if r)
+        + "</p>") if len(parts) > 1 else ""
     macro = report.macro
     return ("<h2>Scores</h2><table><tr><th>scorer</th><th>category</th><th>TP</th><th>FP</th>"
             f"<th>FN</th><th>P</th><th>R</th><th>F1</th></tr>{body}</table>{note}"

@@ -13,7 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgctl.errors import InputError
-from kgctl.evaluation.records import CATEGORIES, DOCUMENTS, Record
+from kgctl.evaluation.schema import record_schema
+
+Record = BaseModel  # a document of a category, as the pack's record schema defines it
 
 
 class Problem(BaseModel):
@@ -43,9 +45,10 @@ class Loaded(BaseModel):
 def parse_document(
     category: str, data: Any, *, paper: str = "", file: str = ""
 ) -> Record | Problem:
-    """Validate one document of a category; a Problem names the first offending field."""
+    """Validate one document of a category (the default pack's record schema); a Problem
+    names the first offending field."""
     try:
-        return DOCUMENTS[category].model_validate(data)
+        return record_schema().documents[category].model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
@@ -54,8 +57,10 @@ def parse_document(
                        message=f"{err['msg']}{more}")
 
 
-def load_benchmark(root: Path, *, categories: tuple[str, ...] = CATEGORIES) -> Loaded:
-    """Every ``<category>/<paper>.json`` under root; a missing category is a Problem."""
+def load_benchmark(root: Path, *, categories: tuple[str, ...] | None = None) -> Loaded:
+    """Every ``<category>/<paper>.json`` under root (categories: the record schema's); a
+    missing category is a Problem."""
+    categories = categories if categories is not None else record_schema().categories
     if not root.is_dir():
         raise InputError(f"no such benchmark folder: {root}")
     docs: dict[str, dict[str, Record]] = {}

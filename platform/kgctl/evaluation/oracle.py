@@ -16,8 +16,7 @@ from mcp import Client
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.errors import InputError
-from kgctl.evaluation.loader import CATEGORIES
-from kgctl.evaluation.oracle_agent import OracleFinding, PaperAgent
+from kgctl.evaluation.schema import record_schema
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.store.trace import trace_jsonl
@@ -30,13 +29,13 @@ class PaperBuild(BaseModel):
     paper: str
     calls: int
     rejected: int
-    findings: tuple[OracleFinding, ...]
+    findings: tuple[Any, ...]  # what the tools cannot hold, as the oracle agent reports it
 
 
 def load_paper(root: Path, paper: str) -> dict[str, dict[str, Any]]:
     """The raw ground-truth JSON of one paper by category (missing categories left out)."""
     docs = {}
-    for category in CATEGORIES:
+    for category in record_schema().categories:
         path = root / category / f"{paper}.json"
         if not path.is_file():
             continue
@@ -49,22 +48,25 @@ def load_paper(root: Path, paper: str) -> dict[str, dict[str, Any]]:
 
 def benchmark_papers(root: Path) -> list[str]:
     """Paper ids present in any category folder of a benchmark."""
-    return sorted({p.stem for c in CATEGORIES for p in (root / c).glob("*.json")})
+    return sorted({p.stem for c in record_schema().categories
+                   for p in (root / c).glob("*.json")})
 
 
 async def build_papers(client: Client, root: Path, papers: Iterable[str], *,
                        step: Callable[[str], None] | None = None) -> list[PaperBuild]:
     """Build every paper through `client` (a session on the instantiation server)."""
+    schema = record_schema()
+    if schema.oracle is None:
+        raise InputError("the record schema has no oracle agent")
     builds = []
     listing = await client.list_tools()
     required = {t.name: frozenset(t.input_schema.get("required") or ()) for t in listing.tools}
     for paper in papers:
         docs = load_paper(root, paper)
         await client.call_tool("select_paper", {"paper_id": paper})
-        agent = PaperAgent(client, paper)
+        agent = schema.oracle(client, paper)
         agent.required = required
-        # the steps and chemicals records share a synthesis node per product (CCDC number)
-        for category in ("steps", "chemicals", "characterisation", "cbu"):
+        for category in schema.categories:  # in the schema's order: later ones link earlier
             if category in docs:
                 await getattr(agent, category)(docs[category])
         builds.append(PaperBuild(paper=paper, calls=agent.calls, rejected=agent.rejected,

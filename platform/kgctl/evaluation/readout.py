@@ -16,7 +16,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QuerySolutions
 
 from kgctl.errors import InputError
 from kgctl.evaluation.loader import Loaded, Problem, parse_document
-from kgctl.evaluation.records import CATEGORIES
+from kgctl.evaluation.schema import record_schema
 from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
 from kgctl.store.embedded import EmbeddedStore
@@ -53,13 +53,13 @@ def readout_folder(domain: str | Path | None) -> Path:
     return folder
 
 
-def read_out(store: GraphStore, paper_id: str, *, categories: Iterable[str] = CATEGORIES,
+def read_out(store: GraphStore, paper_id: str, *, categories: Iterable[str] | None = None,
              folder: Path | None = None) -> dict[str, dict]:
     """JSON records of every category for one paper, read back by the fixed queries (of
     `folder`, default: the default pack's)."""
     local = paper_copy(store, paper_id)
     result = {}
-    for category in categories:
+    for category in categories if categories is not None else record_schema().categories:
         query, mapping = load_mapping(category, folder=folder)
         rows = solutions_to_rows(local.query(query, paper_id=paper_id))
         result[category] = map_rows(rows, mapping)
@@ -67,7 +67,7 @@ def read_out(store: GraphStore, paper_id: str, *, categories: Iterable[str] = CA
 
 
 def read_out_loaded(store: GraphStore, papers: Iterable[str], *,
-                    categories: tuple[str, ...] = CATEGORIES, folder: Path | None = None
+                    categories: tuple[str, ...] | None = None, folder: Path | None = None
                     ) -> Loaded:
     """Read-outs of several papers, validated like ground-truth files; a paper missing from
     the store is a problem (its gold then counts as FN), not a failure."""

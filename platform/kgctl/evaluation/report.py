@@ -12,9 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.evaluation.caseless import CASELESS
 from kgctl.evaluation.loader import Loaded, Problem
-from kgctl.evaluation.records import CATEGORIES, DOCUMENTS
+from kgctl.evaluation.schema import record_schema
 from kgctl.evaluation.scorer import STRICT, Alignment, Counts, ScoringRule, align
 from kgctl.evaluation.slots import to_node
 from kgctl.evaluation.source import Source
@@ -72,9 +71,12 @@ class Report(BaseModel):
                         encoding="utf-8")
 
 
-def score(gold: Loaded, pred: Loaded, *, categories: tuple[str, ...] = CATEGORIES,
+def score(gold: Loaded, pred: Loaded, *, categories: tuple[str, ...] | None = None,
           rule: ScoringRule = STRICT) -> Report:
-    """Score every gold paper and category against the prediction."""
+    """Score every gold paper and category (default: the record schema's) against the
+    prediction."""
+    schema = record_schema()
+    categories = categories if categories is not None else schema.categories
     per_paper: dict[str, dict[str, Counts]] = {}
     per_category = {c: Alignment() for c in categories}
     problems = list(gold.problems) + list(pred.problems)
@@ -87,7 +89,7 @@ def score(gold: Loaded, pred: Loaded, *, categories: tuple[str, ...] = CATEGORIE
             if pred_doc is None:
                 problems.append(Problem(paper=paper, category=category,
                                         message="no prediction: all gold slots count as FN"))
-                pred_doc = DOCUMENTS[category]()
+                pred_doc = schema.documents[category]()
             counts = align(to_node(gold_doc), to_node(pred_doc), agree=rule.agree,
                            uncounted=rule.uncounted.get(category, frozenset()))
             per_category[category].merge(counts)
@@ -104,10 +106,12 @@ def score(gold: Loaded, pred: Loaded, *, categories: tuple[str, ...] = CATEGORIE
 
 
 def score_both(gold: Loaded, pred: Loaded, *, source: Source | None = None) -> Report:
-    """The strict report carrying the published-protocol-compatible one and the source."""
+    """The strict report carrying the one of the record schema's second rule (a published
+    protocol, when it has one) and the source."""
     strict = score(gold, pred)
-    return strict.model_copy(update={"source": source,
-                                     "compatible": score(gold, pred, rule=CASELESS)})
+    rule = record_schema().compatible
+    return strict.model_copy(update={
+        "source": source, "compatible": score(gold, pred, rule=rule) if rule else None})
 
 
 def _field_table(per_category: dict[str, Alignment]) -> tuple[FieldErrors, ...]:

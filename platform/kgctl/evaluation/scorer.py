@@ -44,9 +44,13 @@ class ScoringRule:
     agree: Agree = strict_agree
     uncounted: Mapping[str, frozenset[str]] = field(default_factory=dict)  # by category
     empty: float | None = None  # a 0/0 precision or recall; None: 1.0 (nothing expected)
+    note: str = ""  # one sentence for reports: what the rule compares and counts
 
 
-STRICT = ScoringRule(name="strict/1")
+STRICT_NOTE = "canonical values equal, formulas case-sensitive, 0/0 counts 1"
+
+
+STRICT = ScoringRule(name="strict/1", note=STRICT_NOTE)
 
 
 class Counts(BaseModel):

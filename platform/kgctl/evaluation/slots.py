@@ -5,13 +5,16 @@ name: a list gives the aliases of one entity); a nested object contributes its f
 dotted path; a list of objects becomes child records, aligned one-to-one by the scorer.
 ``false`` and "N/A" are empty: under the open world an unstated flag is not a claim.
 
->>> from kgctl.evaluation.records import CbuDoc
->>> doc = CbuDoc.model_validate({"synthesisProcedures": [{"mopCCDCNumber": "1",
-...     "cbuFormula1": "[Cu2]", "cbuSpeciesNames1": ["Cu2(OAc)4"]}]})
->>> node = to_node(doc)
->>> mop = node.children["synthesisProcedures"][0]
->>> mop.slots["mopCCDCNumber"], mop.children["cbus"][0].slots
-('1', {'cbuFormula': '[Cu2]', 'cbuSpeciesNames': ('cu2(oac)4',)})
+>>> from pydantic import BaseModel
+>>> class Part(BaseModel):
+...     code: str | None = None
+...     names: tuple[str, ...] | None = None
+>>> class Doc(BaseModel):
+...     id: str | None = None
+...     parts: tuple[Part, ...] = ()
+>>> node = to_node(Doc(id="1", parts=(Part(code="[A2]", names=("a2",)),)))
+>>> node.slots, node.children["parts"][0].slots
+({'id': '1'}, {'code': '[A2]', 'names': ('a2',)})
 """
 
 from __future__ import annotations

@@ -24,13 +24,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 import kgctl
-from kgctl.evaluation.caseless import CASELESS
+from kgctl.errors import InputError
 from kgctl.evaluation.scorer import STRICT
 
 SourceKind = Literal["round_trip", "extraction", "replay", "store", "records"]
 ROUND_TRIP = "round trip of ground-truth traces (ceiling of ontology + tools + queries)"
 HASH_CHARS = 12  # of the sha256, enough to tell two files apart in a report
-SCORERS = (STRICT.name, CASELESS.name)  # every evaluation report gives both
 
 
 class InputFile(BaseModel):
@@ -116,4 +115,16 @@ def source_for(kind: SourceKind, *, benchmark: str | None = None,
     """The Source of an evaluation naming both scorers; `ontology`: the T-Box and profile
     files read (default: the bundled ones)."""
     files = default_ontology_files() if ontology is None else ontology
-    return make_source(kind, ontology=files, benchmark=benchmark, scorers=SCORERS, **details)
+    return make_source(kind, ontology=files, benchmark=benchmark, scorers=scorer_names(),
+                       **details)
+
+
+def scorer_names() -> tuple[str, ...]:
+    """The scorers every records report gives: strict, and the record schema's second rule."""
+    from kgctl.evaluation.schema import record_schema
+
+    try:
+        rule = record_schema().compatible
+    except InputError:  # the default pack has no record schema
+        rule = None
+    return (STRICT.name, *([rule.name] if rule else []))

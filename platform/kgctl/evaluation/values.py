@@ -79,7 +79,7 @@ def formula(value: str) -> str:
 
 
 def identifier(value: str) -> str:
-    """Identifier such as a CCDC number: all whitespace removed."""
+    """Identifier such as a deposition number: all whitespace removed."""
     return "".join(unify(value).split())
 
 

@@ -1,9 +1,9 @@
 """kgctl.ontology: OWL T-Boxes plus their profiles -> the intermediate model (IR).
 
->>> from kgctl.ontology import default_ir
->>> ir = default_ir()
->>> sorted(ir.classes[c].name for c in ir.subclasses(ir.prefixes["ontosyn"] + "SynthesisStep"))[:3]
-['Add', 'Dry', 'Evaporate']
+>>> from kgctl.ontology import pack_ir
+>>> ir = pack_ir("nerre-doping")
+>>> sorted(ir.classes[c].name for c in ir.classes)
+['Dopant', 'Doping', 'HostMaterial', 'Sentence']
 """
 
 from kgctl.ontology.ir import OntologyIR

@@ -28,8 +28,8 @@ RANGE_INCLUDES = ("http://schema.org/rangeIncludes", "https://schema.org/rangeIn
 def local_name(iri: str) -> str:
     """Last segment of an IRI.
 
-    >>> local_name("https://www.theworldavatar.com/kg/OntoSyn/HeatChill")
-    'HeatChill'
+    >>> local_name("https://example.org/onto/HeatTreatment")
+    'HeatTreatment'
     >>> local_name("http://example.org/o.owl#Dopant")
     'Dopant'
     """

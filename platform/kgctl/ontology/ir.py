@@ -49,7 +49,7 @@ class ClassInfo(Frozen):
     key_source: Source | None = None
     # profile: what a verification pass checks for this class (prose for agents, not enforced)
     verify: str = ""
-    # profile: instances may exist without the entity that usually points to them (a MOP known
+    # profile: instances may exist without the entity that usually points to them (an entity known
     # only by its deposition number), so the class gets a create tool of its own
     standalone: bool = False
     ontology: str = ""  # file it was declared in

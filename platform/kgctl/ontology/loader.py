@@ -1,10 +1,10 @@
 """T-Boxes + profiles -> OntologyIR: the compile pipeline of the ontology front end.
 
->>> ir = default_ir()
+>>> ir = pack_ir("nerre-doping")
 >>> ir.top_level
-('https://www.theworldavatar.com/kg/OntoSyn/ChemicalSynthesis',)
->>> ir.curie(ir.quantities[ir.prefixes["om-2"] + "Temperature"].unit_category)
-'om-2:TemperatureUnit'
+('https://w3id.org/kgctl/domains/nerre-doping#Sentence',)
+>>> ir.classes[ir.prefixes["dop"] + "Sentence"].key == ir.prefixes["dop"] + "sentenceNumber"
+True
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A short human-readable summary of an IR (what ``kgctl compile`` prints).
 
->>> from kgctl.ontology import default_ir
->>> lines = summary_lines(default_ir())
+>>> from kgctl.ontology import pack_ir
+>>> lines = summary_lines(pack_ir("nerre-doping"))
 >>> lines[0]
-'ontologies: ontosynthesis.ttl, ontomops-subgraph.ttl, ontospecies-subgraph.ttl, om2.ttl'
+'ontologies: doping.ttl'
 """
 
 from __future__ import annotations

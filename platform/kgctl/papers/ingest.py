@@ -151,8 +151,8 @@ def _assemble(pid: str, parts: Iterable[tuple[str, str, str]], headings: Sequenc
 def normalise_text(text: str) -> str:
     """Line endings, trailing blanks, PDF hyphenation and blank-line runs made canonical.
 
-    >>> normalise_text("syn-\\nthesis  \\r\\n\\n\\n\\nend")
-    'synthesis\\n\\nend'
+    >>> normalise_text("hypo-\\nthesis  \\r\\n\\n\\n\\nend")
+    'hypothesis\\n\\nend'
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = _TRAILING.sub("\n", text)

@@ -265,7 +265,7 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
               help="folder of traces to replay (default: the domain pack's ground-truth "
                    "traces).")
 @click.option("--reference", type=click.Path(path_type=Path),
-              help="reference species store for grounding, built there when absent "
+              help="reference store for grounding, built there when absent "
                    "(default: $KGCTL_REFERENCE or ~/.cache/kgctl/reference/store).")
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON.")
 @llm_options

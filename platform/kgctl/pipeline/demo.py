@@ -199,12 +199,14 @@ def deduplicate(store: GraphStore, pack: Pack, ir: OntologyIR) -> list[DedupSumm
     from kgctl.dedup.spec import pack_specs
 
     specs = pack_specs(pack.root, ir=ir, present=types_in(store))
-    return [DedupSummary.model_validate(s.model_dump()) for s in run(store, specs)]
+    return [DedupSummary.model_validate(s.model_dump())
+            for s in run(store, specs, domain=pack.root)]
 
 
 def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, reference: Path
                    ) -> GroundingSummary:
-    """Link the chemical inputs/outputs of `papers` to the reference KG (owl:sameAs).
+    """Link the entities of `papers` the pack's first grounding spec names to the reference KG
+    (owl:sameAs).
 
     The reference store is built from the bundled tables when there is none at `reference`
     yet; its label index is cached where `kgctl ground` caches it.

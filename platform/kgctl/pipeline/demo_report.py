@@ -56,8 +56,8 @@ def grounding_section(g: GroundingSummary) -> str:
                       for m, n in sorted(g.by_method.items(), key=lambda kv: -kv[1]))
     names = "".join(f"<li>{html.escape(n)}</li>" for n in g.ungrounded[:UNGROUNDED_SHOWN])
     more = len(g.ungrounded) - UNGROUNDED_SHOWN
-    return (f"<h2>Grounding</h2><p>{g.grounded} of {g.entities} chemical inputs/outputs "
-            f"grounded ({g.share:.1%}) to the reference species KG in {g.seconds:.1f} s.</p>"
+    return (f"<h2>Grounding</h2><p>{g.grounded} of {g.entities} entities grounded "
+            f"({g.share:.1%}) to the reference KG in {g.seconds:.1f} s.</p>"
             f"<table><tr><th>method</th><th>entities</th></tr>{methods}</table>"
             f"<h3>Ungrounded: {g.entities - g.grounded} entities, {len(g.ungrounded)} distinct "
             f"names</h3><ul class='names'>{names}</ul>"
@@ -125,8 +125,8 @@ def demo_lines(result: DemoResult) -> list[str]:
         g = result.grounding
         methods = ", ".join(f"{m} {n}" for m, n in sorted(g.by_method.items(),
                                                          key=lambda kv: -kv[1]))
-        lines.append(f"grounded {g.grounded} of {g.entities} chemical inputs/outputs "
-                     f"({g.share:.1%}) to the reference species KG {g.reference}"
+        lines.append(f"grounded {g.grounded} of {g.entities} entities "
+                     f"({g.share:.1%}) to the reference KG {g.reference}"
                      f"{' (built in this run)' if g.built else ''} in {g.seconds:.1f} s"
                      f" [{methods or 'no match'}]; {g.entities - g.grounded} ungrounded "
                      f"({len(g.ungrounded)} distinct names, listed in the report)")
@@ -144,6 +144,7 @@ def demo_lines(result: DemoResult) -> list[str]:
 
 def _score_title(result: DemoResult) -> str:
     source = result.report.source
+    name = (source.benchmark if source is not None else None) or "benchmark"
     if source is not None and source.kind == "round_trip":
-        return "MOP-30 round-trip ceiling, not an extraction score"
-    return "MOP-30 scores"
+        return f"{name} round-trip ceiling, not an extraction score"
+    return f"{name} scores"

@@ -128,7 +128,8 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 
 
 @command.command(name="shell")
-@click.option("--template", required=True, help="template to start from, e.g. synthesis")
+@click.option("--template", required=True,
+              help="template to start from (see the list_templates tool)")
 @with_store
 @domain_option
 def shell(template: str, store: Path | None, data: tuple[Path, ...],
@@ -136,7 +137,7 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...],
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
 
-    Example: kgctl query shell --template synthesis --data graph.trig
+    Example: kgctl query shell --template observation --data graph.trig
     """
     engine = engine_for(open_store(store, data, endpoint), domain)
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))

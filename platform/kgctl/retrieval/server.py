@@ -39,8 +39,8 @@ STEP = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 
 QueryId = Annotated[str, Field(description="container id returned by new_query, e.g. 'q1'")]
 Variable = Annotated[str, Field(description="a variable of the container, without '?'")]
-PropertyName = Annotated[str, Field(description="property CURIE, e.g. 'ontosyn:hasOrder'")]
-ClassName = Annotated[str, Field(description="class CURIE, e.g. 'ontosyn:ChemicalSynthesis'")]
+PropertyName = Annotated[str, Field(description="property CURIE, e.g. 'ex:hasPart'")]
+ClassName = Annotated[str, Field(description="class CURIE, e.g. 'ex:Observation'")]
 
 
 def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,

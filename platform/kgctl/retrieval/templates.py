@@ -4,12 +4,12 @@ One template per IR class is generated (root variable typed by the class or any 
 label optional). A domain pack's ``templates/<name>.rq`` files add or override templates; they are
 SPARQL SELECT queries in a small line-based subset so they can become the typed model:
 
-    # description: one synthesis procedure and its label
-    # var ?synthesis ontosyn:ChemicalSynthesis
-    PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>
-    SELECT DISTINCT ?synthesis ?label WHERE {
-      ?synthesis a ontosyn:ChemicalSynthesis .
-      OPTIONAL { ?synthesis rdfs:label ?label . }
+    # description: one observation and its label
+    # var ?observation sosa:Observation
+    PREFIX sosa: <http://www.w3.org/ns/sosa/>
+    SELECT DISTINCT ?observation ?label WHERE {
+      ?observation a sosa:Observation .
+      OPTIONAL { ?observation rdfs:label ?label . }
     }
 
 Body lines are triple patterns (one per line, plain predicates or ``a``),
@@ -17,7 +17,7 @@ Body lines are triple patterns (one per line, plain predicates or ``a``),
 names the root.
 
 A file template whose root is typed may also require other patterns (the ``product`` template
-requires ``?synthesis ontosyn:hasChemicalOutput ?product``): rows without them are left out. Such
+requires ``?observation sosa:hasResult ?result``): rows without them are left out. Such
 a template lists them in ``requires``, and a twin ``<name>_optional`` is generated in which they
 sit in one OPTIONAL block (with the OPTIONAL blocks that depend on them nested inside), so every
 instance of the root class is kept.

@@ -8,8 +8,8 @@ IRIs come from (paper, class, natural key) only, never from clocks or random num
 '10.1021_ic050460z'
 >>> graph_iri("10.1021_ic050460z").value
 'https://w3id.org/kgctl/paper/10.1021_ic050460z'
->>> mint_iri("p1", "https://example.org/onto/HeatChill", "synthesis 1 / step 3").value
-'https://w3id.org/kgctl/paper/p1/HeatChill/synthesis-1-step-3'
+>>> mint_iri("p1", "https://example.org/onto/HeatChill", "route 1 / step 3").value
+'https://w3id.org/kgctl/paper/p1/HeatChill/route-1-step-3'
 >>> normalise_label("  Cu(NO3)2 ·  6H2O ") == normalise_label("cu(no3)2 · 6h2o")
 True
 >>> normalise_key(" [Co2] ") == normalise_key("[CO2]")  # natural keys keep their case

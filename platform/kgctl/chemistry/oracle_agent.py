@@ -13,7 +13,7 @@ from typing import Any
 from mcp import Client
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.evaluation.oracle_calls import (
+from kgctl.chemistry.oracle_calls import (
     CBU_FIELD,
     DEVICES,
     MEASUREMENT_FIELDS,

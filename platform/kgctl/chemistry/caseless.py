@@ -79,4 +79,7 @@ def caseless_agree(key: str, gold: Value, pred: Value) -> bool:
 
 
 CASELESS = ScoringRule(name="caseless/1", agree=caseless_agree,
-                       uncounted={"cbu": CBU_UNCOUNTED}, empty=0.0)
+                       uncounted={"cbu": CBU_UNCOUNTED}, empty=0.0,
+                       note="the comparison and arithmetic of the published MOP-30 scorer "
+                            "(values case-insensitive, equivalent CBU formula forms, CBU "
+                            "counted by formulas, 0/0 counts 0); see docs/evaluation.md")
