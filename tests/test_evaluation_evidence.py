@@ -4,7 +4,9 @@ located (one across a whitespace difference, one at its offsets) or flagged, wri
 
 from __future__ import annotations
 
+import html
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -14,8 +16,10 @@ from click.testing import CliRunner
 from pyoxigraph import Store
 
 from kgctl.cli import cli
-from kgctl.evaluation.evidence import locate, squeeze
+from kgctl.evaluation.evidence import locate, squeeze, view_from_store
+from kgctl.evaluation.evidence_page import render_page
 from kgctl.papers.ingest import load_document
+from kgctl.store import EmbeddedStore
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -87,6 +91,23 @@ def test_evidence_file_flags_the_quote_that_is_not_in_the_text(tmp_path: Path) -
     missing = CliRunner().invoke(cli, ["eval", "evidence", "--store", str(store), "--paper", "nope",
                                        "--out", str(out)])
     assert missing.exit_code == 2 and missing.output.startswith("error: unknown paper")
+
+
+def test_a_page_without_the_text_suggests_a_command_that_works(tmp_path: Path) -> None:
+    store_path, paper = _extract(tmp_path)
+    store = EmbeddedStore(store_path)
+    try:
+        page = render_page(view_from_store(store, PAPER).model_copy(update={"text": None}))
+    finally:
+        store.close()
+    command = html.unescape(page.split("class='notice'")[1].split("<code>")[1].split("</code>")[0])
+    out = tmp_path / "placed.html"
+    argv = shlex.split(command.replace("STORE", str(store_path))
+                       .replace("PAPER_FILE", str(paper)).replace("evidence.html", str(out)))
+    assert argv[0] == "kgctl"
+    result = CliRunner().invoke(cli, argv[1:])
+    assert result.exit_code == 0, result.output
+    assert "class='notice'" not in out.read_text(encoding="utf-8")  # the quotes are placed
 
 
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None,

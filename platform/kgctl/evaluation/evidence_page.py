@@ -35,6 +35,8 @@ STYLE = (
     ".flag{color:#fff;background:#c0392b;padding:0 4px;border-radius:3px;font-size:.85em;"
     "white-space:nowrap}"
     ".ok{color:#27ae60;font-size:.85em}code{font-size:.8em;color:#555}"
+    ".notice{background:#fdf2e9;border-left:4px solid #e67e22;padding:.5em 1em}"
+    ".notice code{color:#222}"
     "li{margin:.3em 0}:target{outline:2px solid #2980b9}"
     ".summary span{margin-right:1.5em}"
 )
@@ -50,8 +52,9 @@ def render_page(view: EvidenceView) -> str:
                f"<span>{len(view.without_evidence)} calls without a quote</span>"
                f"<span>{len(view.entities)} entities</span></p>")
     text = _text(view) if view.text is not None else (
-        "<p class='flag'>The paper text is not stored with this paper. Write the view with "
-        "<code>kgctl eval evidence PAPER --text FILE</code> to place the quotes.</p>")
+        "<p class='notice'>The paper text is not stored with this paper. Write the view with "
+        f"<code>kgctl eval evidence --store STORE --paper {html.escape(view.paper)} --text "
+        "PAPER_FILE --out evidence.html</code> to place the quotes.</p>")
     return (f"<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>evidence: {html.escape(view.paper)}</title><style>{STYLE}</style>"
             f"</head><body><h1>Evidence behind paper {html.escape(view.paper)}</h1>{summary}"

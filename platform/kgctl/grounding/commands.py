@@ -199,7 +199,7 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
     """Propose a grounding spec from the endpoint's own evidence for --class (an IRI or a
     known class name): label-like and identifier-like predicates with counts and examples.
 
-    Example: kgctl ground --endpoint http://127.0.0.1:7878/query --class Species inspect
+    Example: kgctl ground --endpoint http://127.0.0.1:7879/query --class Species inspect
     """
     import yaml
 
