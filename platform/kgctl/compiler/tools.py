@@ -25,7 +25,7 @@ CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
 
 def compile_tools(ir: OntologyIR) -> ToolSurface:
     """Every tool of the IR, sorted by tool set (in plan order) then name."""
-    view = _View(ir)
+    view = _view(ir)
     tools = [*view.create_tools(), *view.add_tools(), *generic_tools()]
     tools = _dedupe_names(tools)
     order = view.toolsets()
@@ -41,6 +41,12 @@ class _View(CreationRules):
         self.member_props = {o.member_property for o in ir.orderings}
         self.unit_classes = {u.category for u in ir.units.values()}
         self._measure: dict[str, bool] = {}
+        self._concretes: dict[str, tuple[str, ...]] = {}
+        self._range_concretes: dict[str, tuple[str, ...]] = {}
+        self._object_props: list[PropertyInfo] | None = None
+        self._owning: dict[str, list[PropertyInfo]] | None = None
+        self._enumerated = {e.on_property for e in ir.enumerations}
+        self._fields: dict[tuple[str, int, frozenset[str]], tuple[ArgSpec, ...]] = {}
         self.measure_props = {p for q in ir.quantities.values()
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
@@ -84,21 +90,30 @@ class _View(CreationRules):
         return self._measure[cls]
 
     def concretes(self, cls: str) -> tuple[str, ...]:
-        return tuple(c for c in self.ir.subclasses(cls) if self.instantiable(c))
+        if cls not in self._concretes:
+            self._concretes[cls] = tuple(c for c in self.ir.subclasses(cls)
+                                         if self.instantiable(c))
+        return self._concretes[cls]
 
     def range_concretes(self, prop: PropertyInfo) -> tuple[str, ...]:
         """Instantiable classes a property's range admits, declared ranges first."""
-        found = {c for r in prop.range for c in self.concretes(r)}
-        return tuple(sorted(found, key=lambda c: (c not in prop.range, c)))
+        if prop.iri not in self._range_concretes:
+            found = {c for r in prop.range for c in self.concretes(r)}
+            self._range_concretes[prop.iri] = tuple(
+                sorted(found, key=lambda c: (c not in prop.range, c)))
+        return self._range_concretes[prop.iri]
 
     def is_label_class(self, cls: str) -> bool:
         return self.ir.classes[cls].identity == "label"
 
     def object_props(self) -> list[PropertyInfo]:
-        return [p for _, p in sorted(self.ir.properties.items())
+        if self._object_props is None:
+            self._object_props = [
+                p for _, p in sorted(self.ir.properties.items())
                 if p.kind == "object" and p.domain and self.ir.quantity_of(p.iri) is None
                 and p.iri not in self.measure_props and not self.is_back_link(p)
                 and not p.deprecated]
+        return self._object_props
 
     def is_back_link(self, prop: PropertyInfo) -> bool:
         """Of an inverse pair only one direction owns: the one from a top-level class, else
@@ -112,13 +127,17 @@ class _View(CreationRules):
         return other.iri < prop.iri
 
     def is_enumerated(self, prop: str) -> bool:
-        return any(e.on_property == prop for e in self.ir.enumerations)
+        return prop in self._enumerated
 
     def owning_props(self, cls: str) -> list[PropertyInfo]:
         """Object properties from some class that can point to `cls` (except orderings)."""
-        return [p for p in self.object_props()
-                if p.iri not in self.member_props and not self.is_enumerated(p.iri)
-                and cls in self.range_concretes(p)]
+        if self._owning is None:
+            self._owning = {}
+            for p in self.object_props():
+                if p.iri not in self.member_props and not self.is_enumerated(p.iri):
+                    for target in self.range_concretes(p):
+                        self._owning.setdefault(target, []).append(p)
+        return self._owning.get(cls, [])
 
     def toolsets(self) -> list[str]:
         files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
@@ -145,7 +164,14 @@ class _View(CreationRules):
 
     def field_args(self, cls: str, *, depth: int, skip: frozenset[str] = frozenset()
                    ) -> tuple[ArgSpec, ...]:
-        """One argument per property whose domain admits `cls` (writes `cls --p--> value`)."""
+        """One argument per property whose domain admits `cls` (writes `cls --p--> value`);
+        memoised per (class, depth, skipped properties)."""
+        memo = (cls, depth, skip)
+        if memo not in self._fields:
+            self._fields[memo] = self._field_args(cls, depth=depth, skip=skip)
+        return self._fields[memo]
+
+    def _field_args(self, cls: str, *, depth: int, skip: frozenset[str]) -> tuple[ArgSpec, ...]:
         key = self.ir.classes[cls].key
         args = [ArgSpec(name="label", kind="label", property=RDFS_LABEL,
                         required=self.is_label_class(cls) and key is None,
