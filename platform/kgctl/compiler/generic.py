@@ -35,7 +35,9 @@ def generic_tools() -> list[ToolSpec]:
         ToolSpec(name="describe_tool", action="read", toolset=READ, args=(
             ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),
             ArgSpec(name="argument", kind="literal",
-                    description="one argument (dotted path): its full guidance")),
+                    description="one argument (dotted path): its full guidance"),
+            ArgSpec(name="type", kind="literal",
+                    description="for create_entity: the class whose arguments to list")),
             description="What the ontology says about a tool's entity and its arguments, "
                         "with allowed values, units and the rules checked."),
         ToolSpec(name="show_sequence", action="read", toolset=READ, args=(

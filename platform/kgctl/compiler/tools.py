@@ -8,9 +8,11 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
+from kgctl.compiler.bounded import ENTITIES, entity_tool, step_groups
+from kgctl.compiler.budget import surface_fits, too_many_arguments
 from kgctl.compiler.creation import CreationRules
 from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REF, REPAIR, generic_tools
-from kgctl.compiler.names import prefixed_name, property_ref, unique_words
+from kgctl.compiler.names import prefixed_name, unique_words
 from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import input_schema
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
@@ -24,13 +26,36 @@ CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
 
 
 def compile_tools(ir: OntologyIR) -> ToolSurface:
-    """Every tool of the IR, sorted by tool set (in plan order) then name."""
-    view = _view(ir)
+    """Every tool of the IR, sorted by tool set (in plan order) then name: per-class tools
+    when they fit the token budget, else the bounded surface (`kgctl.compiler.bounded`)."""
+    view = view_of(ir)
+    if too_many_arguments(view.argument_estimate()):
+        return _bounded(view)
     tools = [*view.create_tools(), *view.add_tools(), *generic_tools()]
     tools = _dedupe_names(tools)
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
-    return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order))
+    tools = [_with_schema(t) for t in tools]
+    if surface_fits(ir, tools, shared=(LINKS, READ, REPAIR)):
+        return ToolSurface(tools=tuple(tools), toolsets=tuple(order))
+    return _bounded(view)
+
+
+def _bounded(view: _View) -> ToolSurface:
+    ir = view.ir
+    classes = [c for c in ir.classes if view.creatable(c)]
+    named = {}
+    for prop in ir.properties.values():
+        for cls in (*prop.domain, *prop.range):
+            named[cls] = named.get(cls, 0) + 1
+    main = [c for c in classes if c in named or c in ir.top_level
+            or not any(view.creatable(a) for a in ir.classes[c].ancestors)]
+    groups = step_groups(main, file_of=view.toolset_of, weight=lambda c: named.get(c, 0))
+    tools = [entity_tool(), *generic_tools()]
+    order = [ENTITIES, LINKS, READ, REPAIR]
+    tools.sort(key=lambda t: (order.index(t.toolset), t.name))
+    return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order),
+                       groups=groups)
 
 
 class _View(CreationRules):
@@ -47,6 +72,8 @@ class _View(CreationRules):
         self._owning: dict[str, list[PropertyInfo]] | None = None
         self._enumerated = {e.on_property for e in ir.enumerations}
         self._fields: dict[tuple[str, int, frozenset[str]], tuple[ArgSpec, ...]] = {}
+        self.words: dict[str, str] | None = None  # kgctl.compiler.lookups' memos
+        self.class_names: dict[str, str] | None = None
         self.measure_props = {p for q in ir.quantities.values()
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
@@ -79,6 +106,10 @@ class _View(CreationRules):
         info = self.ir.classes.get(cls)
         return (info is not None and not info.abstract and not info.external
                 and not info.deprecated and not self.is_measure(cls))
+
+    def creatable(self, cls: str) -> bool:
+        """A class `create_entity` makes: instantiable and not a fixed set of individuals."""
+        return self.instantiable(cls) and not self.ir.classes[cls].one_of
 
     def is_measure(self, cls: str) -> bool:
         """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
@@ -221,7 +252,7 @@ class _View(CreationRules):
         stated = self.stated(cls, prop.iri)
         # a value an owl:hasValue states is written when none is given: not required
         common = {"name": self.prop_word(prop), "property": prop.iri, "many": many,
-                  "required": card.min >= 1 and "has_value" not in stated,
+                  "required": card.min >= 1 and not card.soft and "has_value" not in stated,
                   "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
@@ -331,22 +362,11 @@ class _View(CreationRules):
         return info.label if info else local_name(cls)
 
 
-def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
-    """The argument spec (write plan) of one property on one class, as a create tool has it."""
-    return _view(ir).property_arg(cls, ir.properties[prop], depth=1)
-
-
-def class_words(ir: OntologyIR) -> dict[str, str]:
-    """The names of instantiable classes as tools give them (`type` values) -> class IRI."""
-    view = _view(ir)
-    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
-    return dict(zip(view.type_words(classes), classes, strict=True))
-
-
 _VIEWS: dict[int, tuple[OntologyIR, _View]] = {}  # the last IR's view (building one costs)
 
 
-def _view(ir: OntologyIR) -> _View:
+def view_of(ir: OntologyIR) -> _View:
+    """The compiler's (memoising) view of an IR; the last one is kept."""
     held = _VIEWS.get(id(ir))
     if held is None or held[0] is not ir:
         _VIEWS.clear()
@@ -357,17 +377,6 @@ def _view(ir: OntologyIR) -> _View:
 def _range1(ir: OntologyIR, prop: str) -> str | None:
     info = ir.properties.get(prop)
     return info.range[0] if info and info.range else None
-
-
-def link_properties(ir: OntologyIR) -> tuple[str, ...]:
-    """Prefixed names of the object properties `link` accepts."""
-    return tuple(property_ref(ir, p) for p in _view(ir).link_props())
-
-
-def writable_properties(ir: OntologyIR) -> tuple[str, ...]:
-    """Prefixed names of the properties `update_property` accepts."""
-    return tuple(property_ref(ir, p) for p, i in sorted(ir.properties.items())
-                 if i.kind != "annotation")
 
 
 def _dedupe_names(tools: list[ToolSpec]) -> list[ToolSpec]:

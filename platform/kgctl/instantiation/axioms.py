@@ -99,11 +99,11 @@ def _some(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bo
     elif not values and new and satisfiable(draft.ir, rule.filler) and not any(
             f.code == "required_missing" for f in draft.findings):
         # a sub-class's own axiom (its tool's arguments are those of the main class)
-        draft.fail("required_missing", property_ref(draft.ir, rule.on_property), None,
-                   f"a {_name(draft, rule.on_class)} needs a value of "
-                   f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
-                   allowed=(_name(draft, rule.filler),),
-                   hint="link one with `link` in the same way, or give it when creating")
+        draft.require("required_missing", property_ref(draft.ir, rule.on_property), None,
+                      f"a {_name(draft, rule.on_class)} needs a value of "
+                      f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
+                      allowed=(_name(draft, rule.filler),),
+                      hint="link one with `link` in the same way, or give it when creating")
 
 
 def _all(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
@@ -146,9 +146,9 @@ def _count(draft: Draft, rule: Restriction, node: str, values: list[Any], new: b
     if (rule.kind in ("min", "exact") and new and have < n
             and satisfiable(draft.ir, rule.filler)
             and not any(f.code == "required_missing" for f in draft.findings)):
-        draft.fail("cardinality", property_ref(draft.ir, rule.on_property), have,
-                   f"a {_name(draft, rule.on_class)} needs at least {what} "
-                   f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
+        draft.require("cardinality", property_ref(draft.ir, rule.on_property), have,
+                      f"a {_name(draft, rule.on_class)} needs at least {what} "
+                      f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
 
 
 def _inverse(draft: Draft, rule: Restriction, node: str, subjects: Sequence[str]) -> None:

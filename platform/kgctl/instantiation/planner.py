@@ -56,6 +56,7 @@ class Draft(NamedNodes):
         self.ir, self.store, self.index, self.pid = ir, store, index, paper_id
         self.seq, self.feedback = seq, feedback
         self.findings: list[Finding] = []
+        self.missing: list[Finding] = []  # soft requirements not met: reported, not refused
         self.insert: list[Triple] = []
         self.delete: list[Triple] = []
         self.created: list[str] = []
@@ -70,6 +71,18 @@ class Draft(NamedNodes):
         if self.feedback or code in GUARDS:
             self.findings.append(Finding(code=code, field=field, value=value, message=message,
                                          allowed=allowed, hint=hint))
+
+    def require(self, code: str, field: str, value: Any, message: str, *,
+                allowed: tuple[Any, ...] = (), hint: str = "") -> None:
+        """An OWL minimum not met: refused when the IR makes existentials hard, else recorded
+        as missing (once)."""
+        if self.ir.existentials == "hard":
+            self.fail(code, field, value, message, allowed=allowed, hint=hint)
+            return
+        finding = Finding(code=code, field=field, value=value, message=message,
+                          allowed=allowed, hint=hint)
+        if finding not in self.missing:
+            self.missing.append(finding)
 
     def add(self, s: str, p: str, o: NamedNode | Literal) -> None:
         self.insert.append(Triple(NamedNode(s), NamedNode(p), o))

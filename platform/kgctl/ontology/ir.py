@@ -99,6 +99,9 @@ class Cardinality(Frozen):
     min: int = 0
     max: int | None = None
     sources: tuple[Source, ...] = ()
+    # the minimum is stated by OWL axioms only (someValuesFrom, min/exact cardinality) and the
+    # profile leaves existentials soft: a missing value is recorded, not refused
+    soft: bool = False
 
 
 class Enumeration(Frozen):
@@ -199,6 +202,10 @@ class OntologyIR(Frozen):
     profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
     individuals: dict[str, Individual] = {}
     tool_servers: tuple[ToolServerInfo, ...] = ()  # profile: external tools for plan steps
+    # OWL someValuesFrom / min-cardinality at creation: "soft" records a missing value (open
+    # world: an unstated filler is not an error), "hard" (a profile's `existentials: hard`)
+    # refuses the entity
+    existentials: Literal["soft", "hard"] = "soft"
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
@@ -248,6 +255,10 @@ class OntologyIR(Frozen):
             for cls in prop.domain:
                 found.setdefault(cls, set()).add(prop.iri)
         return {c: frozenset(ps) for c, ps in found.items()}
+
+    def own_properties(self, cls: str) -> frozenset[str]:
+        """Properties whose domain or an OWL restriction names `cls` itself."""
+        return self._by_domain.get(cls, frozenset()) | self._restricted.get(cls, frozenset())
 
     @cached_property
     def _properties_memo(self) -> dict[str, tuple[PropertyInfo, ...]]:

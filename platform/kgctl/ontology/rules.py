@@ -156,9 +156,12 @@ def merge_cardinalities(
     properties: dict[str, PropertyInfo],
     restrictions: Sequence[Restriction],
     curie: Curie,
+    *,
+    hard_owl: bool = False,
 ) -> tuple[Cardinality, ...]:
     """One merged Cardinality per (class, property) that any rule on the class or an ancestor
-    touches; raises OntologyError when a minimum exceeds a maximum."""
+    touches; raises OntologyError when a minimum exceeds a maximum. A minimum only OWL axioms
+    state is `soft` unless `hard_owl`."""
     stated: dict[tuple[str, str], list[Bound]] = {}
     for rule in restrictions:
         bound = _bound(rule, properties.get(rule.on_property))
@@ -178,7 +181,11 @@ def merge_cardinalities(
         lineage = (cls, *classes[cls].ancestors)
         for prop in sorted({p for owner in lineage for p in by_class.get(owner, ())}):
             bounds = [b for owner in lineage for b in stated.get((owner, prop), ())]
-            merged.append(_merge(cls, prop, bounds, curie))
+            card = _merge(cls, prop, bounds, curie)
+            if card.min and not hard_owl and all(
+                    b.source.kind == "owl" for b in bounds if b.min):
+                card = card.model_copy(update={"soft": True})
+            merged.append(card)
     return tuple(merged)
 
 
