@@ -12,9 +12,11 @@ The plan keeps one step per T-Box file, each naming at most MAX_STEP_CLASSES mai
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from kgctl.compiler.generic import DRY_RUN, EVIDENCE
-from kgctl.compiler.spec import ArgSpec, ToolSpec
+from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REPAIR, generic_tools
+from kgctl.compiler.schema import input_schema
+from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
 
 ENTITIES = "entities"
 CREATE_ENTITY = "create_entity"
@@ -40,6 +42,26 @@ def entity_tool() -> ToolSpec:
                       description="argument name or prefixed property name -> value (a list "
                                   "where several are allowed)"),
               DRY_RUN, EVIDENCE))
+
+
+def bounded_surface(view: Any) -> ToolSurface:
+    """`create_entity` and the generic tools, with the plan's groups of main classes: a main
+    class is one a property's domain or range names, a top-level class, or one with no
+    creatable super-class. `view` is the compiler's view of the IR (`view_of`)."""
+    ir = view.ir
+    named: dict[str, int] = {}
+    for prop in ir.properties.values():
+        for cls in (*prop.domain, *prop.range):
+            named[cls] = named.get(cls, 0) + 1
+    main = [c for c in ir.classes if view.creatable(c) and (
+        c in named or c in ir.top_level
+        or not any(view.creatable(a) for a in ir.classes[c].ancestors))]
+    tools = sorted([entity_tool(), *generic_tools()], key=lambda t: (
+        (ENTITIES, LINKS, READ, REPAIR).index(t.toolset), t.name))
+    return ToolSurface(
+        tools=tuple(t.model_copy(update={"input_schema": input_schema(t.args)}) for t in tools),
+        toolsets=(ENTITIES, LINKS, READ, REPAIR),
+        groups=step_groups(main, file_of=view.toolset_of, weight=lambda c: named.get(c, 0)))
 
 
 def step_groups(classes: list[str], *, file_of: Callable[[str], str],

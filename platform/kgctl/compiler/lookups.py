@@ -8,7 +8,7 @@ from __future__ import annotations
 from rapidfuzz import fuzz, process
 
 from kgctl.compiler.names import property_ref
-from kgctl.compiler.naming import local_name
+from kgctl.compiler.naming import local_name, readable, snake
 from kgctl.compiler.spec import ArgSpec
 from kgctl.compiler.tools import MAX_INLINE_DEPTH, view_of
 from kgctl.ontology.ir import OntologyIR
@@ -46,12 +46,14 @@ def find_class(ir: OntologyIR, text: str) -> str | None:
         names: dict[str, set[str]] = {}
         for cls in (c for c in ir.classes if view.creatable(c)):
             info = ir.classes[cls]
-            for name in (cls, ir.curie(cls), local_name(cls), normalise_label(info.label)):
+            for name in (cls, ir.curie(cls), local_name(cls), normalise_label(info.label),
+                         normalise_label(local_name(cls)), snake(readable(info.name, info.label))):
                 names.setdefault(name, set()).add(cls)
         for word, cls in class_words(ir).items():
             names.setdefault(word, set()).add(cls)
         view.class_names = {n: next(iter(c)) for n, c in names.items() if len(c) == 1}
-    return view.class_names.get(text) or view.class_names.get(normalise_label(text))
+    return (view.class_names.get(text) or view.class_names.get(normalise_label(text))
+            or view.class_names.get(normalise_label(text.replace("_", " "))))
 
 
 def nearest(text: str, names: list[str]) -> tuple[str, ...]:

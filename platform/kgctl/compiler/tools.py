@@ -8,7 +8,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
-from kgctl.compiler.bounded import ENTITIES, entity_tool, step_groups
+from kgctl.compiler.bounded import bounded_surface
 from kgctl.compiler.budget import surface_fits, too_many_arguments
 from kgctl.compiler.creation import CreationRules
 from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REF, REPAIR, generic_tools
@@ -30,32 +30,22 @@ def compile_tools(ir: OntologyIR) -> ToolSurface:
     when they fit the token budget, else the bounded surface (`kgctl.compiler.bounded`)."""
     view = view_of(ir)
     if too_many_arguments(view.argument_estimate()):
-        return _bounded(view)
-    tools = [*view.create_tools(), *view.add_tools(), *generic_tools()]
-    tools = _dedupe_names(tools)
+        return bounded_surface(view)
+    surface = class_tools(ir)
+    if surface_fits(ir, surface.tools, shared=(LINKS, READ, REPAIR)):
+        return surface
+    return bounded_surface(view)
+
+
+def class_tools(ir: OntologyIR) -> ToolSurface:
+    """The per-class surface whatever its size (`compile_tools` offers it when it fits the
+    budget)."""
+    view = view_of(ir)
+    tools = _dedupe_names([*view.create_tools(), *view.add_tools(), *generic_tools()])
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
-    tools = [_with_schema(t) for t in tools]
-    if surface_fits(ir, tools, shared=(LINKS, READ, REPAIR)):
-        return ToolSurface(tools=tuple(tools), toolsets=tuple(order))
-    return _bounded(view)
-
-
-def _bounded(view: _View) -> ToolSurface:
-    ir = view.ir
-    classes = [c for c in ir.classes if view.creatable(c)]
-    named = {}
-    for prop in ir.properties.values():
-        for cls in (*prop.domain, *prop.range):
-            named[cls] = named.get(cls, 0) + 1
-    main = [c for c in classes if c in named or c in ir.top_level
-            or not any(view.creatable(a) for a in ir.classes[c].ancestors)]
-    groups = step_groups(main, file_of=view.toolset_of, weight=lambda c: named.get(c, 0))
-    tools = [entity_tool(), *generic_tools()]
-    order = [ENTITIES, LINKS, READ, REPAIR]
-    tools.sort(key=lambda t: (order.index(t.toolset), t.name))
-    return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order),
-                       groups=groups)
+    return ToolSurface(tools=tuple(_with_schema(t) for t in tools),
+                       toolsets=tuple(order))
 
 
 class _View(CreationRules):

@@ -16,9 +16,9 @@ from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
 from kgctl.compiler.bounded import CREATE_ENTITY
+from kgctl.compiler.lookups import link_properties, property_arg, writable_properties
 from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
-from kgctl.compiler.lookups import link_properties, property_arg, writable_properties
 from kgctl.errors import StoreError
 from kgctl.instantiation.axioms import check_entity, rules_by_class
 from kgctl.instantiation.checks import (

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import NamedNode
 
 from kgctl.compiler import ToolSpec
-from kgctl.compiler.naming import local_name
-from kgctl.compiler.prompts import tool_guide
 from kgctl.compiler.bounded import CREATE_ENTITY
 from kgctl.compiler.lookups import class_words, entity_fields, find_class
+from kgctl.compiler.naming import local_name
+from kgctl.compiler.prompts import tool_guide
 from kgctl.instantiation.entities import entity_type
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
