@@ -241,6 +241,24 @@ def test_owl_imports_followed_locally_and_a_missing_one_named(tmp_path: Path) ->
     assert found.exit_code == 0 and "Thing2" in found.output, found.output
 
 
+def test_imports_resolved_by_iri_from_named_files_and_unrelated_files_never_read(
+        tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    _ttl(lib, "<https://example.org/core/> a owl:Ontology .\nex:Part a owl:Class .\n",
+         "core-v2.ttl")
+    main_file = _ttl(tmp_path, "<https://example.org/main> a owl:Ontology ; owl:imports "
+                     "<https://example.org/core/> .\nex:Whole a owl:Class .\n")
+    (tmp_path / "broken.ttl").write_text("@prefix ex: <http://e/> .\nex:a ex:b \"open .\n",
+                                         encoding="utf-8")
+    found = _cli("compile", str(main_file), "--no-profile", "--json", "--imports",
+                 str(lib / "core-v2.ttl"))
+    assert found.exit_code == 0 and "Part" in found.output, found.output
+    missing = _cli("compile", str(main_file), "--no-profile", "--json")
+    assert missing.exit_code == 2 and "broken.ttl" not in missing.output  # never read
+    assert "owl:imports <https://example.org/core/>" in missing.output
+
+
 def test_unsupported_syntax_says_so_and_lists_the_supported_ones() -> None:
     result = _cli("compile", str(CORPUS / "functional/ms_import.owl"), "--no-profile")
     assert result.exit_code == 2
