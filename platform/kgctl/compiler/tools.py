@@ -223,13 +223,14 @@ class _View(CreationRules):
 
     def stated(self, cls: str, prop: str) -> dict[str, str]:
         """OWL restriction kind -> filler on `cls` or an ancestor for `prop`: the datatype an
-        allValuesFrom narrows a range to, whether a hasValue gives the value."""
+        allValuesFrom narrows a range to (or a someValuesFrom / qualified cardinality names
+        where no range is declared), whether a hasValue gives the value."""
         lineage = (cls, *self.ir.classes[cls].ancestors) if cls in self.ir.classes else (cls,)
         found: dict[str, str] = {}
         for owner in lineage:
             for rule in self.restricted.get((owner, prop), ()):
-                if rule.kind == "all" and (rule.filler or "").startswith(XSD):
-                    found.setdefault("all", rule.filler or "")
+                if rule.kind != "has_value" and (rule.filler or "").startswith(XSD):
+                    found.setdefault("all" if rule.kind == "all" else "some", rule.filler or "")
                 elif rule.kind == "has_value":
                     found.setdefault("has_value", rule.filler or "")
         return found
@@ -246,7 +247,8 @@ class _View(CreationRules):
                   "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
-            datatype = stated.get("all") or (prop.range[0] if prop.range else None)
+            datatype = (stated.get("all") or (prop.range[0] if prop.range else None)
+                        or stated.get("some"))
             return ArgSpec(kind="literal", datatype=datatype, enum=enum.values if enum else (),
                            facets=prop.facets, **common)
         quantity = self.ir.quantity_of(prop.iri)

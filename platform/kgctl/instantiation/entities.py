@@ -23,6 +23,7 @@ def plan_create_entity(draft: Draft, args: dict[str, Any]) -> None:
         return
     fields = entity_fields(draft.ir, cls)
     node = draft.mint(cls)
+    draft.prefixes[node] = "values."  # where an argument of this entity is given
     label = {"label": args["label"]} if args.get("label") is not None else {}
     draft.fill(node, cls, tuple(a for a in fields if a.kind == "label"), label)
     rest = tuple(a for a in fields if a.kind != "label")
