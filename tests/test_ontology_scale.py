@@ -37,8 +37,10 @@ def test_cyclic_existential_is_soft_and_recorded_as_missing(tmp_path: Path) -> N
         ("create_work", {"label": "w1"}, None, None),
         ("create_work", {"label": "w2", "part": "w1", "done": True}, None, None),
         ("create_work", {"label": "w3", "done": "yes"}, ("datatype",), None),
+        ("find_missing", {}, None, None),
     ])
-    first, second, third = (_result(text) for _, _, text in seen)
+    first, second, third, listed = (_result(text) for _, _, text in seen)
+    assert {(r["label"], r["field"]) for r in listed["data"]} == {("w1", "part"), ("w1", "done")}
     assert not seen[0][1] and not seen[1][1] and seen[2][1]
     assert {m["field"] for m in first["missing"]} == {"part", "done"}  # argument paths
     assert all(m["code"] == "required_missing" for m in first["missing"])

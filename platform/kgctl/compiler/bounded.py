@@ -56,7 +56,7 @@ def bounded_surface(view: Any) -> ToolSurface:
     main = [c for c in ir.classes if view.creatable(c) and (
         c in named or c in ir.top_level
         or not any(view.creatable(a) for a in ir.classes[c].ancestors))]
-    tools = sorted([entity_tool(), *generic_tools()], key=lambda t: (
+    tools = sorted([entity_tool(), *generic_tools(soft=view.soft_minima())], key=lambda t: (
         (ENTITIES, LINKS, READ, REPAIR).index(t.toolset), t.name))
     return ToolSurface(
         tools=tuple(t.model_copy(update={"input_schema": input_schema(t.args)}) for t in tools),

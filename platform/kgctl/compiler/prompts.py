@@ -50,6 +50,8 @@ checks a call without writing.
 a hint: repair it, never repeat it unchanged. describe_tool gives a tool's full guidance.
 - Work through the plan step you are given; reply without tool calls when it is complete."""
 
+VERIFY_MISSING = ("find_missing lists values the ontology expects that entities still lack: add "
+                  "those the paper states, leave the others")
 VERIFY_FIRST = ("every value is stated in the paper for that entity, and nothing the paper "
                 "reports for this step is missing")
 
@@ -99,6 +101,8 @@ def verification_rules(ir: OntologyIR, tools: Iterable[ToolSpec], *, extra: Iter
     """What the verification pass of a step checks: that the calls match the paper, the rules
     of its entities the schemas cannot show, and any configured per-class rules."""
     rules = [rule for t in tools for rule in tool_rules(ir, t)]
+    if any(c.soft for c in ir.cardinalities):
+        rules.append(VERIFY_MISSING)
     return "\n".join(f"- {rule}" for rule in dict.fromkeys([VERIFY_FIRST, *rules, *extra]))
 
 

@@ -41,7 +41,8 @@ def class_tools(ir: OntologyIR) -> ToolSurface:
     """The per-class surface whatever its size (`compile_tools` offers it when it fits the
     budget)."""
     view = view_of(ir)
-    tools = _dedupe_names([*view.create_tools(), *view.add_tools(), *generic_tools()])
+    tools = _dedupe_names([*view.create_tools(), *view.add_tools(),
+                           *generic_tools(soft=view.soft_minima())])
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
     return ToolSurface(tools=tuple(_with_schema(t) for t in tools),
@@ -96,6 +97,10 @@ class _View(CreationRules):
         info = self.ir.classes.get(cls)
         return (info is not None and not info.abstract and not info.external
                 and not info.deprecated and not self.is_measure(cls))
+
+    def soft_minima(self) -> bool:
+        """Whether some OWL minimum is soft (recorded as missing, not refused)."""
+        return any(c.soft for c in self.ir.cardinalities)
 
     def creatable(self, cls: str) -> bool:
         """A class `create_entity` makes: instantiable and not a fixed set of individuals."""

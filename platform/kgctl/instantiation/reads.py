@@ -7,6 +7,7 @@ They read the store and the paper index only, write nothing, and return rows in
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode
@@ -16,9 +17,11 @@ from kgctl.compiler.bounded import CREATE_ENTITY
 from kgctl.compiler.lookups import class_words, entity_fields, find_class
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.prompts import tool_guide
+from kgctl.instantiation.axioms import check_entity, rules_by_class
 from kgctl.instantiation.entities import entity_type
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
+from kgctl.instantiation.walks import linking
 
 if TYPE_CHECKING:
     from kgctl.instantiation.engine import Instantiator
@@ -129,6 +132,19 @@ def _entity_guide(engine: Instantiator, draft: Draft, spec: ToolSpec, raw: Any,
     return rows
 
 
+def find_missing(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    """The soft requirements (OWL someValuesFrom / minimum cardinality) each entity of the
+    paper still leaves unmet, checked as if it were created now (nothing is written)."""
+    rules = rules_by_class(engine.ir)
+    rows = []
+    for iri in draft.index.entities():
+        scratch = Draft(engine.ir, engine.store, draft.index, draft.pid, seq=0, feedback=True)
+        check_entity(scratch, rules, iri, new=True, incoming=partial(linking, scratch))
+        rows += [{**_row(engine, draft, iri), "field": f.field, "missing": f.message,
+                  "allowed": list(f.allowed)} for f in scratch.missing]
+    return rows
+
+
 def show_sequence(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
     containers = tuple(r.container_class for r in engine.ir.orderings)
     iri = draft.resolve("container", args.get("container"), containers)
@@ -160,5 +176,5 @@ def find_orphans(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> li
 
 
 READS = {"list_instances": list_instances, "describe_instance": describe_instance,
-         "describe_tool": describe_tool,
+         "describe_tool": describe_tool, "find_missing": find_missing,
          "show_sequence": show_sequence, "find_orphans": find_orphans}
