@@ -181,11 +181,8 @@ def merge_cardinalities(
         lineage = (cls, *classes[cls].ancestors)
         for prop in sorted({p for owner in lineage for p in by_class.get(owner, ())}):
             bounds = [b for owner in lineage for b in stated.get((owner, prop), ())]
-            card = _merge(cls, prop, bounds, curie)
-            if card.min and not hard_owl and all(
-                    b.source.kind == "owl" for b in bounds if b.min):
-                card = card.model_copy(update={"soft": True})
-            merged.append(card)
+            soft = not hard_owl and all(b.source.kind == "owl" for b in bounds if b.min)
+            merged.append(_merge(cls, prop, bounds, curie, soft=soft))
     return tuple(merged)
 
 
@@ -288,7 +285,8 @@ def _bound(rule: Restriction, prop: PropertyInfo | None) -> Bound | None:
     return Bound(low, high, rule.source) if low is not None or high is not None else None
 
 
-def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie) -> Cardinality:
+def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie, *, soft: bool
+           ) -> Cardinality:
     lows = [b for b in bounds if b.min is not None]
     highs = [b for b in bounds if b.max is not None]
     low = max(lows, key=lambda b: b.min) if lows else None
@@ -305,4 +303,5 @@ def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie) -> Cardin
         min=low.min if low else 0,
         max=high.max if high else None,
         sources=tuple(sources),
+        soft=soft and low is not None and low.min > 0,
     )
