@@ -55,7 +55,8 @@ def run_session(ir: OntologyIR, steps: list[Step], store: EmbeddedStore | None =
             schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
             for step in steps:
                 tool, args, _, _ = step
-                if CREATE_ENTITY in schemas and (tool not in schemas or (
+                bounded = "values" in schemas.get(CREATE_ENTITY, {}).get("properties", {})
+                if bounded and (tool not in schemas or (
                         tool == CREATE_ENTITY and "values" not in args)):
                     tool, args = as_create_entity(tool, args)
                 result = await client.call_tool(tool, _as_schema_says(schemas.get(tool), args))

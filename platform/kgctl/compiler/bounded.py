@@ -64,6 +64,12 @@ def bounded_surface(view: Any) -> ToolSurface:
         groups=step_groups(main, file_of=view.toolset_of, weight=lambda c: named.get(c, 0)))
 
 
+def is_entity_tool(tool: ToolSpec) -> bool:
+    """Whether `tool` is the bounded surface's `create_entity` (a per-class surface may have a
+    tool of that name for a class called Entity)."""
+    return any(a.kind == "values" for a in tool.args)
+
+
 def step_groups(classes: list[str], *, file_of: Callable[[str], str],
                 weight: Callable[[str], int]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Plan steps of the bounded surface: (step id, main classes it names), one step per T-Box

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
-from kgctl.compiler.bounded import CREATE_ENTITY
+from kgctl.compiler.bounded import is_entity_tool
 from kgctl.compiler.lookups import link_properties, property_arg, writable_properties
 from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
@@ -83,7 +83,7 @@ class Instantiator:
         names = tuple(a.name for a in spec.args)
         extra = sorted(set(arguments) - set(names))
         # create/add tools report theirs when filling (create_entity's are in `values`)
-        if extra and (spec.action not in ("create", "add") or spec.name == CREATE_ENTITY):
+        if extra and (spec.action not in ("create", "add") or is_entity_tool(spec)):
             raise Rejected([Finding(code="unknown_argument", field=k, value=arguments[k],
                                     message=f"no argument '{k}'", allowed=names)
                             for k in extra])
@@ -140,7 +140,7 @@ class Instantiator:
 
     # -- write plans ------------------------------------------------------------------------------
     def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        if spec.name == CREATE_ENTITY:
+        if is_entity_tool(spec):
             plan_create_entity(draft, args)
             return
         cls = chosen_type(self.ir, draft, spec, args)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import NamedNode
 
 from kgctl.compiler import ToolSpec
-from kgctl.compiler.bounded import CREATE_ENTITY
+from kgctl.compiler.bounded import is_entity_tool
 from kgctl.compiler.lookups import class_words, entity_fields, find_class
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.prompts import tool_guide
@@ -92,7 +92,7 @@ def describe_tool(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> l
     if argument is not None and not isinstance(argument, str):
         draft.fail("datatype", "argument", argument, "expected a text value")
         return []
-    if spec.name == CREATE_ENTITY:
+    if is_entity_tool(spec):
         return _entity_guide(engine, draft, spec, args.get("type"), argument)
     rows = tool_guide(engine.ir, spec, argument)
     if rows is None:
