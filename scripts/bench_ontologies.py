@@ -6,8 +6,9 @@ per turn (verification pass included, `kgctl.compiler.budget`), the median CPU t
 compiles (T-Box -> IR -> tools -> plan, after one warm-up that loads the tokenizer), the wall
 time from `initialize` to the answer of `tools/list` in a real MCP client session (the server
 compiles in the background), and how many classes that session created: one instance of every
-class that is not deprecated, each through the tools the listing offers (a per-class create
-tool whose target or `type` names it, else `create_entity`), no other argument given. Then the
+class that is not deprecated nor defined by `owl:oneOf` (exactly its individuals), each through
+the tools the listing offers (a per-class create tool whose target or `type` picks it, else
+`create_entity`), no argument but a label. Then the
 axiom kinds enforced / present, and the bundled TWA set in the same run as the baseline.
 
     python scripts/bench_ontologies.py
@@ -26,7 +27,6 @@ from mcp import Client
 from kgctl.compiler import compile_tools
 from kgctl.compiler.budget import plan_budget
 from kgctl.compiler.plan import compile_plan
-from kgctl.compiler.tools import view_of
 from kgctl.instantiation.server import build_server
 from kgctl.ontology import OntologyIR, default_ontology_paths, load_ir
 from kgctl.ontology.kinds import axiom_kinds
@@ -75,19 +75,24 @@ def median_seconds(work) -> float:
     return statistics.median(times)
 
 
-def creation_call(ir: OntologyIR, cls: str, tools: dict[str, dict]) -> tuple[str, dict] | None:
-    """The call that creates one `cls` with the tools listed, or None when none does."""
-    if "create_entity" in tools and "values" in tools["create_entity"]["properties"]:
-        return "create_entity", {"type": ir.curie(cls), "label": f"a {ir.classes[cls].label}"}
-    view = view_of(ir)
-    word = view.type_words((cls,))[0]
-    for name, schema in tools.items():
-        kinds = schema["properties"].get("type", {}).get("enum", [])
-        if name == f"create_{view.class_word(cls)}" or (name.startswith("create_")
-                                                         and word in kinds):
+def creation_calls(ir: OntologyIR) -> dict[str, tuple[str, dict]]:
+    """Class -> the call that creates one of it with the compiled tools: `create_entity` on
+    the bounded surface, else the create tool whose target is the class or whose `type`
+    argument picks it."""
+    surface = compile_tools(ir)
+    calls: dict[str, tuple[str, dict]] = {}
+    for tool in surface.tools:
+        kinds = tool.arg("type")
+        if tool.action != "create":
+            continue
+        if kinds is not None and not kinds.classes:  # create_entity: any class
+            return {c: (tool.name, {"type": ir.curie(c), "label": f"a {i.label}"})
+                    for c, i in ir.classes.items()}
+        picks = zip(kinds.enum, kinds.classes, strict=True) if kinds else [(None, tool.target)]
+        for word, cls in picks:
             args = {"label": f"a {ir.classes[cls].label}"}
-            return name, {**args, "type": word} if word in kinds else args
-    return None
+            calls.setdefault(cls, (tool.name, {**args, "type": word} if word else args))
+    return calls
 
 
 def session(ir_factory, classes: list[str]) -> tuple[float, int]:
@@ -99,12 +104,11 @@ def session(ir_factory, classes: list[str]) -> tuple[float, int]:
         async with Client(build_server(ir_factory, EmbeddedStore(), paper_id="bench")) as client:
             listed = (await client.list_tools()).tools
             out.append(time.perf_counter() - start)
-            tools = {t.name: t.input_schema for t in listed}
-            ir = ir_factory()
+            calls = creation_calls(ir_factory())
             made = 0
             for cls in classes:
-                call = creation_call(ir, cls, tools)
-                if call is not None:
+                call = calls.get(cls)
+                if call is not None and call[0] in {t.name for t in listed}:
                     result = await client.call_tool(*call)
                     made += not result.is_error
             out.append(made)
@@ -118,7 +122,9 @@ def row(name: str) -> list[str]:
     surface = compile_tools(ir)
     report = plan_budget(compile_plan(ir, surface=surface), surface)
     seconds = median_seconds(lambda: compile_once(name))
-    classes = [c for c, i in ir.classes.items() if not i.external and not i.deprecated]
+    # owl:oneOf classes are exactly their individuals: no instance is created
+    classes = [c for c, i in ir.classes.items()
+               if not i.external and not i.deprecated and not i.one_of]
     listing, made = session(functools.cache(lambda: load(name)), classes)  # a fresh compile
     worst = max(max(s.per_turn, s.verify_per_turn) for s in report.steps)
     present, enforced = axiom_kinds(ir)

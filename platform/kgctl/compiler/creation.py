@@ -43,10 +43,11 @@ class CreationRules:
                       and not self.ir.classes[c].one_of and not self.holds_deprecated_only(c))
 
     def holds_deprecated_only(self, cls: str) -> bool:
-        """A class several deprecated classes and nothing else fall under, and that states
-        nothing of its own (OBO's ObsoleteClass): a bin, not a kind of thing."""
+        """A top-level class several deprecated classes and nothing else fall under, and that
+        states nothing of its own (OBO's ObsoleteClass): a bin, not a kind of thing."""
         below = [self.ir.classes[c] for c in self.ir.subclasses(cls) if c != cls]
-        return (len(below) > 1 and all(c.deprecated for c in below)
+        return (len(below) > 1 and not self.ir.classes[cls].parents
+                and all(c.deprecated for c in below)
                 and not self.ir.own_properties(cls))
 
     def argument_estimate(self) -> int:

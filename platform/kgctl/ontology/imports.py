@@ -72,7 +72,8 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
 
 def _locate(iri: str, places: Sequence[Path], parsed: dict[Path, TBoxFile]) -> Path | None:
     for place in places:
-        if place.is_file() and place.suffix.lower() in FORMATS:  # a T-Box file given
+        if (place.is_file() and place.suffix.lower() in FORMATS
+                and not place.name.startswith("catalog")):  # a T-Box file given
             key = place.resolve()
             if key not in parsed:
                 parsed[key] = read_tbox(place)
