@@ -8,7 +8,8 @@ before the compact surface (recorded below: the surface of 54b573d, measured by 
 commit 557c459, which adds only the measure; its per-turn figures there include a 300-token
 reserve, 150 more than today's, which the table below subtracts), and the ratio; then the most
 expensive tools, and the cost of the agent's own tool (evidence search) through a real MCP
-listing against the reserve.
+listing against the reserve; then the same figures for every ontology of the third-party
+corpus (tests/ontologies, as `scripts/bench_ontologies.py` loads it).
 
     python scripts/bench_tokens.py
 """
@@ -89,6 +90,24 @@ def main() -> None:
           f"(reserve {CLIENT_RESERVE})")
     over = report.over_budget()
     print("within budget" if not over else "OVER BUDGET: " + "; ".join(over))
+    corpus()
+
+
+def corpus() -> None:
+    """The same measure on every ontology of tests/ontologies (no profile)."""
+    from bench_ontologies import ONTOLOGIES, load
+
+    print("\ncorpus (tests/ontologies, no profile):")
+    print(f"{'ontology':<21}{'tools':>6}{'listing':>9}{'steps':>7}{'max/turn':>10}"
+          f"{'max verify':>12}  budget")
+    for name in ONTOLOGIES:
+        ir = load(name)
+        surface = compile_tools(ir)
+        report = plan_budget(compile_plan(ir, surface=surface), surface)
+        print(f"{name:<21}{report.surface_tools:>6}{report.surface_tokens:>9}"
+              f"{len(report.steps):>7}{max(s.per_turn for s in report.steps):>10}"
+              f"{max(s.verify_per_turn for s in report.steps):>12}  "
+              + ("within" if not report.over_budget() else "OVER"))
 
 
 if __name__ == "__main__":

@@ -140,16 +140,22 @@ def _kgctl(args: list[str], *, env: dict[str, str | None]) -> None:
 
 def _model(request: dict) -> Reply:
     """A model that, once per conversation, calls the first offered create tool that needs
-    at most a label (whatever the ontology), then says it is done."""
+    at most a label (whatever the ontology), or `create_entity` with the first class the step
+    prompt names, then says it is done."""
     if any(m.get("role") == "tool" for m in request["messages"]):
         return Reply(content="done")
     if [t["function"]["name"] for t in request.get("tools") or ()] == ["record_answer"]:
         return Reply(tool_calls=[("record_answer", '{"answer": "ok"}')])  # kgctl doctor
+    prompt = " ".join(str(m.get("content") or "") for m in request["messages"])
+    named = re.search(r"\(type (\S+)\)", prompt)
     for tool in request.get("tools") or ():
         function = tool["function"]
         required = set(function.get("parameters", {}).get("required") or ())
         if function["name"].startswith("create_") and required <= {"label"}:
             return Reply(tool_calls=[(function["name"], '{"label": "MOP-1"}')])
+        if function["name"] == "create_entity" and required <= {"type"} and named:
+            return Reply(tool_calls=[(function["name"], json.dumps(
+                {"type": named[1], "label": "MOP-1"}))])
     return Reply(content="done")
 
 

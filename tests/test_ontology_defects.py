@@ -4,6 +4,7 @@ compiling public T-Boxes the compiler was not written for."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from pyoxigraph import NamedNode
 
 from kgctl.cli import cli
+from kgctl.compiler.tools import class_tools
 from kgctl.ontology import load_ir
 from kgctl.store import EmbeddedStore
 
@@ -77,11 +79,11 @@ def test_same_local_name_in_two_namespaces_gives_two_tools(tmp_path: Path) -> No
 ])
 def test_main_classes_get_create_tools_and_deprecated_ones_none(name: str, tools: set[str]
                                                                 ) -> None:
-    path, ignore = {"time": ("time/time.ttl", ()), "prov": ("prov/prov-o.ttl", ()),
-                    "iao": ("iao/iao.owl", ())}[name]
+    path = {"time": "time/time.ttl", "prov": "prov/prov-o.ttl", "iao": "iao/iao.owl"}[name]
     result = _cli("compile", str(CORPUS / path), "--no-profile", "--tools", "--json")
     assert result.exit_code == 0, result.output
-    listing = json.loads(result.output)
+    assert "create_entity" in {t["name"] for t in json.loads(result.output)}  # over budget
+    listing = class_tools(corpus_ir(name, hard=False)).listing()  # the per-class tools
     names = {t["name"] for t in listing}
     assert tools <= names
     kinds = {value for t in listing for value in
@@ -93,10 +95,9 @@ def test_main_classes_get_create_tools_and_deprecated_ones_none(name: str, tools
 def test_opaque_iris_are_named_by_their_labels_with_their_definitions() -> None:
     battery = _cli("compile", str(CORPUS / "battery/battery.ttl"), "--no-profile", "--tools",
                    "--json", *[f"--ignore-import={p}" for p in EMMO_IMPORTS])
-    iao = _cli("compile", str(CORPUS / "iao/iao.owl"), "--no-profile", "--tools", "--json")
-    assert battery.exit_code == 0 and iao.exit_code == 0, battery.output + iao.output
+    assert battery.exit_code == 0, battery.output
     battery_tools = {t["name"]: t for t in json.loads(battery.output)}
-    iao_tools = {t["name"]: t for t in json.loads(iao.output)}
+    iao_tools = {t["name"]: t for t in class_tools(corpus_ir("iao", hard=False)).listing()}
     kinds = battery_tools["create_battery_testing_entity"]["input_schema"]["properties"]["type"]
     assert {"battery_test", "battery_cycler", "thermal_runaway_test"} <= set(kinds["enum"])
     assert not [n for n in battery_tools if "_0" in n and n.count("_") > 4]  # no UUID names
@@ -240,6 +241,24 @@ def test_owl_imports_followed_locally_and_a_missing_one_named(tmp_path: Path) ->
     assert found.exit_code == 0 and "Thing2" in found.output, found.output
 
 
+def test_imports_resolved_by_iri_from_named_files_and_unrelated_files_never_read(
+        tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    _ttl(lib, "<https://example.org/core/> a owl:Ontology .\nex:Part a owl:Class .\n",
+         "core-v2.ttl")
+    main_file = _ttl(tmp_path, "<https://example.org/main> a owl:Ontology ; owl:imports "
+                     "<https://example.org/core/> .\nex:Whole a owl:Class .\n")
+    (tmp_path / "broken.ttl").write_text("@prefix ex: <http://e/> .\nex:a ex:b \"open .\n",
+                                         encoding="utf-8")
+    found = _cli("compile", str(main_file), "--no-profile", "--json", "--imports",
+                 str(lib / "core-v2.ttl"))
+    assert found.exit_code == 0 and "Part" in found.output, found.output
+    missing = _cli("compile", str(main_file), "--no-profile", "--json")
+    assert missing.exit_code == 2 and "broken.ttl" not in missing.output  # never read
+    assert "owl:imports <https://example.org/core/>" in missing.output
+
+
 def test_unsupported_syntax_says_so_and_lists_the_supported_ones() -> None:
     result = _cli("compile", str(CORPUS / "functional/ms_import.owl"), "--no-profile")
     assert result.exit_code == 2
@@ -267,13 +286,14 @@ def test_mcp_serve_takes_an_ontology_over_stdio(tmp_path: Path) -> None:
     params = StdioServerParameters(command=sys.executable, args=[
         "-c", "from kgctl.cli import main; main()", "mcp", "serve", "--store",
         str(tmp_path / "kg"), "--paper", "station", "--ontology",
-        str(CORPUS / "sosa/sosa.ttl"), "--no-profile"])
+        str(CORPUS / "sosa/sosa.ttl"), "--no-profile"], env=dict(os.environ))
 
     async def main() -> None:
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert {"create_sensor", "create_observation", "link"} <= names
-            made = await client.call_tool("create_sensor", {"label": "t1"})
+            assert {"create_entity", "link"} <= names  # per-class tools exceed the budget
+            made = await client.call_tool("create_entity", {"type": "sosa:Sensor",
+                                                            "label": "t1"})
             assert not made.is_error, made.content[0].text
 
     anyio.run(main)
@@ -281,9 +301,9 @@ def test_mcp_serve_takes_an_ontology_over_stdio(tmp_path: Path) -> None:
 
 def test_extract_and_demo_take_an_ontology(tmp_path: Path) -> None:
     trace = tmp_path / "station.jsonl"
-    calls = [("create_sensor", {"label": "t1"}),
-             ("create_observation", {"label": "o1", "made_by_sensor": ["t1"],
-                                     "result_time": ["2017-06-06T12:36:12Z"]})]
+    calls = [("create_entity", {"type": "sosa:Sensor", "label": "t1"}),
+             ("create_entity", {"type": "sosa:Observation", "label": "o1", "values": {
+                 "made_by_sensor": ["t1"], "result_time": ["2017-06-06T12:36:12Z"]}})]
     trace.write_text("".join(json.dumps({
         "paper_id": "station", "seq": i, "tool": tool, "arguments": args,
         "time": "2024-01-01T00:00:00Z"}) + "\n" for i, (tool, args) in enumerate(calls, 1)),
@@ -305,19 +325,21 @@ def test_extract_and_demo_take_an_ontology(tmp_path: Path) -> None:
 
 
 def test_label_language_is_configurable_english_first() -> None:
-    path = str(CORPUS / "time/time.ttl")
-    english = _cli("compile", path, "--no-profile", "--tools", "--json")
-    spanish = _cli("compile", path, "--no-profile", "--tools", "--json", "--lang", "es")
-    assert english.exit_code == 0 and spanish.exit_code == 0, english.output + spanish.output
+    path = CORPUS / "time/time.ttl"
+    spanish = _cli("compile", str(path), "--no-profile", "--json", "--lang", "es")
+    assert spanish.exit_code == 0, spanish.output
+    assert json.loads(spanish.output)["classes"][
+        "http://www.w3.org/2006/time#Instant"]["label"] == "instante de tiempo."
+    english = class_tools(load_ir([path], profile_paths=[])).listing()
+    spanish_tools = class_tools(load_ir([path], profile_paths=[], languages=("es", ""))).listing()
 
-    def instant(output: str) -> str:
-        return next(t["description"] for t in json.loads(output) if t["name"] == "create_instant")
+    def instant(listing: list[dict]) -> str:
+        return next(t["description"] for t in listing if t["name"] == "create_instant")
 
-    assert instant(english.output).startswith("Create one Time instant.")
-    assert instant(spanish.output).startswith("Create one instante de tiempo.")
+    assert instant(english).startswith("Create one Time instant.")
+    assert instant(spanish_tools).startswith("Create one instante de tiempo.")
     # tool names stay those of the readable local names, whatever the language
-    assert {t["name"] for t in json.loads(spanish.output)} == {
-        t["name"] for t in json.loads(english.output)}
+    assert {t["name"] for t in spanish_tools} == {t["name"] for t in english}
 
 
 def test_a_class_defined_by_one_of_gets_no_create_tool_its_individuals_are_values() -> None:

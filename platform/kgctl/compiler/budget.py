@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from kgctl.compiler.prompts import SYSTEM_PROMPT
 from kgctl.compiler.spec import ToolSpec, ToolSurface
+from kgctl.ontology.ir import OntologyIR
 from kgctl.tokens import TOKENIZER, count_tokens
 
 if TYPE_CHECKING:
@@ -89,6 +91,53 @@ class BudgetReport(_Frozen):
                   f"{s.external_tokens:>10}{s.per_turn:>10}{s.verify_per_turn:>8}"
                   for s in self.steps]
         return "\n".join(lines)
+
+
+# a step prompt needs at least this much beside the system prompt and the tools
+MIN_STEP_PROMPT = 200
+# every argument costs at least this much in a listing (name, type, braces)
+MIN_ARG_TOKENS = 4
+
+
+def too_many_arguments(count: int) -> bool:
+    """Whether per-class tools with `count` arguments could not fit the surface budget
+    (checked before they are built)."""
+    return count * MIN_ARG_TOKENS > SURFACE_BUDGET
+
+
+def surface_fits(ir: OntologyIR, tools: Iterable[ToolSpec], *, shared: Iterable[str]) -> bool:
+    """Whether per-class tools (with their schemas) fit the budget: the surface, and per tool
+    set the tools its plan step offers with those of the `shared` tool sets (offered beside
+    every step or in its verification pass), the system prompt, MIN_STEP_PROMPT and
+    CLIENT_RESERVE."""
+    tools = list(tools)
+    cost = {t.name: tool_tokens(t) for t in tools}
+    if sum(cost.values()) > SURFACE_BUDGET:
+        return False
+    shared = set(shared)
+    fixed = (sum(cost[t.name] for t in tools if t.toolset in shared) + CLIENT_RESERVE
+             + count_tokens(SYSTEM_PROMPT) + MIN_STEP_PROMPT)
+    sets = dict.fromkeys(t.toolset for t in tools if t.toolset not in shared)
+    return all(fixed + _sum(cost, (t.name for t in offered(ir, [
+        t for t in tools if t.toolset == toolset]))) <= STEP_BUDGET for toolset in sets)
+
+
+def offered(ir: OntologyIR, tools: list[ToolSpec]) -> list[ToolSpec]:
+    """The tools of a tool set its plan step offers: an `add_` tool is left out when every
+    class it attaches to is created in this step by a `create_` tool that takes the same
+    property inline (as an object)."""
+    inline: dict[str, set[str]] = {}
+    for tool in tools:
+        for arg in tool.args if tool.action == "create" and tool.target else ():
+            if arg.kind == "node" and arg.fields and arg.node_mode == "occurrence":
+                inline.setdefault(arg.property or "", set()).add(tool.target or "")
+
+    def redundant(tool: ToolSpec) -> bool:
+        subjects = {c for d in tool.args[0].classes for c in ir.subclasses(d)
+                    if c in ir.classes and not ir.classes[c].abstract}
+        return bool(subjects) and subjects <= inline.get(tool.via or "", set())
+
+    return [t for t in tools if not (t.action == "add" and redundant(t))]
 
 
 def tool_tokens(tool: ToolSpec) -> int:

@@ -21,6 +21,7 @@ class CreationRules:
     ordered: dict
     restricted: dict[tuple[str, str], list[Restriction]]
     group_words: dict[str, str]
+    groups: dict[str, tuple[str, ...]]
     measure_props: set[str]
 
     def roots(self) -> list[str]:
@@ -42,12 +43,23 @@ class CreationRules:
                       and not self.ir.classes[c].one_of and not self.holds_deprecated_only(c))
 
     def holds_deprecated_only(self, cls: str) -> bool:
-        """A class several deprecated classes and nothing else fall under, and that states
-        nothing of its own (OBO's ObsoleteClass): a bin, not a kind of thing."""
+        """A top-level class several deprecated classes and nothing else fall under, and that
+        states nothing of its own (OBO's ObsoleteClass): a bin, not a kind of thing."""
         below = [self.ir.classes[c] for c in self.ir.subclasses(cls) if c != cls]
-        return (len(below) > 1 and all(c.deprecated for c in below)
-                and not any(owner == cls for owner, _ in self.restricted)
-                and not any(cls in p.domain for p in self.ir.properties.values()))
+        return (len(below) > 1 and not self.ir.classes[cls].parents
+                and all(c.deprecated for c in below)
+                and not self.ir.own_properties(cls))
+
+    def argument_estimate(self) -> int:
+        """Top-level arguments the per-class tools would have (the properties of the classes
+        each create tool makes, of the class each `add_` tool attaches), counted from the
+        memoised property sets so that a surface too large for the budget is never built."""
+        def count(classes: tuple[str, ...]) -> int:
+            return len({p.iri for c in classes for p in self.ir.properties_of(c)
+                        if p.kind != "annotation"})
+
+        return sum(count(members) for members in self.groups.values()) + sum(
+            count(self.range_concretes(p)[:1]) for p in self.object_props())
 
     def create_groups(self) -> dict[str, tuple[str, ...]]:
         """Create tool target -> the classes it creates (itself first). Up to

@@ -15,9 +15,17 @@ EVIDENCE = ArgSpec(name="evidence", kind="control",
 REF = "IRI or label of an existing entity of this paper"
 
 
-def generic_tools() -> list[ToolSpec]:
+FIND_MISSING = "find_missing"
+
+
+def generic_tools(*, soft: bool = False) -> list[ToolSpec]:
+    """The generic tools; `soft`: the T-Box has soft minima, so `find_missing` lists the
+    values entities still lack (the verification pass uses it)."""
     entity = ArgSpec(name="entity", kind="subject", required=True, description=REF)
-    return [
+    missing = [ToolSpec(name=FIND_MISSING, action="read", toolset=READ, args=(), description=(
+        "Values the ontology expects that entities of this paper still lack (someValuesFrom, "
+        "minimum cardinality): add those the paper states."))] if soft else []
+    return [*missing,
         ToolSpec(name="link", action="link", toolset=LINKS, description=(
             "Link two existing entities of this paper with an object property; domain, range "
             "and cardinality are checked."), args=(
@@ -35,7 +43,9 @@ def generic_tools() -> list[ToolSpec]:
         ToolSpec(name="describe_tool", action="read", toolset=READ, args=(
             ArgSpec(name="tool", kind="literal", required=True, description="a tool name"),
             ArgSpec(name="argument", kind="literal",
-                    description="one argument (dotted path): its full guidance")),
+                    description="one argument (dotted path): its full guidance"),
+            ArgSpec(name="type", kind="literal",
+                    description="for create_entity: the class whose arguments to list")),
             description="What the ontology says about a tool's entity and its arguments, "
                         "with allowed values, units and the rules checked."),
         ToolSpec(name="show_sequence", action="read", toolset=READ, args=(

@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kgctl.compiler.budget import CLIENT_RESERVE, STEP_BUDGET, tool_tokens
+from kgctl.compiler.budget import CLIENT_RESERVE, STEP_BUDGET, offered, tool_tokens
 from kgctl.compiler.naming import local_name, snake
 from kgctl.compiler.prompts import SYSTEM_PROMPT, step_prompt, verification_rules
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
@@ -135,7 +135,12 @@ def compile_plan(
         own = [t for t in surface.tools if t.toolset == toolset]
         if toolset in (*SHARED_TOOLSETS, REPAIR_TOOLSET) or not _creates(own):
             continue
-        steps.append(_step(ir, toolset, _offered(ir, own), shared=tuple(t.name for t in shared),
+        if surface.groups:  # bounded surface: one step per group of main classes
+            steps += [_step(ir, step_id, own, shared=tuple(t.name for t in shared),
+                            hints=hints, fixed=fixed, classes=classes)
+                      for step_id, classes in surface.groups]
+            continue
+        steps.append(_step(ir, toolset, offered(ir, own), shared=tuple(t.name for t in shared),
                            hints=hints, fixed=fixed))
     return Plan(
         ontologies=ir.ontologies,
@@ -164,32 +169,15 @@ def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
     return hints
 
 
-def _offered(ir: OntologyIR, tools: list[ToolSpec]) -> list[ToolSpec]:
-    """The tools of a tool set a step offers: an `add_` tool is left out when every class it
-    attaches to is created in this step by a `create_` tool that takes the same property
-    inline (as an object)."""
-    inline: dict[str, set[str]] = {}
-    for tool in tools:
-        for arg in tool.args if tool.action == "create" and tool.target else ():
-            if arg.kind == "node" and arg.fields and arg.node_mode == "occurrence":
-                inline.setdefault(arg.property or "", set()).add(tool.target or "")
-
-    def redundant(tool: ToolSpec) -> bool:
-        subjects = {c for d in tool.args[0].classes for c in ir.subclasses(d)
-                    if c in ir.classes and not ir.classes[c].abstract}
-        return bool(subjects) and subjects <= inline.get(tool.via or "", set())
-
-    return [t for t in tools if not (t.action == "add" and redundant(t))]
-
-
 def _creates(tools: list[ToolSpec]) -> bool:
-    return any(t.action in ("create", "add") and t.target for t in tools)
+    return any(t.action in ("create", "add") for t in tools)
 
 
 def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[str, ...],
-          hints: PlanHints, fixed: int) -> PlanStep:
-    classes = tuple(dict.fromkeys(t.target for t in tools
-                                  if t.action in ("create", "add") and t.target))
+          hints: PlanHints, fixed: int, classes: tuple[str, ...] = ()) -> PlanStep:
+    named = bool(classes)  # the classes are named in the prompt, not by their tools
+    classes = classes or tuple(dict.fromkeys(t.target for t in tools
+                                             if t.action in ("create", "add") and t.target))
     labels = [_label(ir, c) for c in classes]
     title = STEP_TITLES.get(toolset, f"{toolset.replace('_', ' ').capitalize()} entities")
     goal = (f"Record every {', '.join(labels)} the paper reports, with the values and links "
@@ -211,7 +199,8 @@ def _step(ir: OntologyIR, toolset: str, tools: list[ToolSpec], *, shared: tuple[
     return PlanStep(
         id=toolset, title=title, goal=goal, classes=classes, read=read,
         tools=(*(t.name for t in tools), *shared),
-        prompt=step_prompt(ir, title=title, goal=goal, tools=tools, max_tokens=allowance),
+        prompt=step_prompt(ir, title=title, goal=goal, tools=tools, max_tokens=allowance,
+                           classes=classes if named else ()),
         verify=verify, external=external,
     )
 

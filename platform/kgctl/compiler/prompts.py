@@ -50,31 +50,40 @@ checks a call without writing.
 a hint: repair it, never repeat it unchanged. describe_tool gives a tool's full guidance.
 - Work through the plan step you are given; reply without tool calls when it is complete."""
 
+VERIFY_MISSING = ("find_missing lists values the ontology expects that entities still lack: add "
+                  "those the paper states, leave the others")
 VERIFY_FIRST = ("every value is stated in the paper for that entity, and nothing the paper "
                 "reports for this step is missing")
 
 
 def step_prompt(
     ir: OntologyIR, *, title: str, goal: str, tools: Iterable[ToolSpec],
-    max_tokens: int | None = None,
+    max_tokens: int | None = None, classes: tuple[str, ...] = (),
 ) -> str:
     """The instruction block of one plan step. With `max_tokens`, the ontology's comments are
-    cut shorter (down to none) until the block fits; what they say stays in describe_tool."""
+    cut shorter (down to none) until the block fits; what they say stays in describe_tool.
+    `classes`: the entities a `create_entity` step names (its tools name none)."""
     tools = list(tools)
     text = ""
     for class_chars, argument_chars in CLIPS:
         text = _step_text(ir, title=title, goal=goal, tools=tools, class_chars=class_chars,
-                          argument_chars=argument_chars)
+                          argument_chars=argument_chars, classes=classes)
         if max_tokens is None or count_tokens(text) <= max_tokens:
             break
     return text
 
 
 def _step_text(ir: OntologyIR, *, title: str, goal: str, tools: list[ToolSpec],
-               class_chars: int, argument_chars: int) -> str:
+               class_chars: int, argument_chars: int, classes: tuple[str, ...] = ()) -> str:
     lines = [f"Plan step: {title}.", f"Goal: {goal}", "", "Entities of this step:"]
     lines += [class_block(ir, cls, tools=names, limit=class_chars)
               for cls, names in _targets(tools).items()]
+    lines += [class_block(ir, cls, tools=(f"type {ir.curie(cls)}",), limit=class_chars)
+              for cls in classes]
+    if classes:
+        lines.append("Any other class of the ontology is created the same way (describe_tool "
+                     "with tool=create_entity and type=<class> lists its arguments and "
+                     "sub-classes).")
     rules = [rule for t in tools for rule in tool_rules(ir, t)]
     if rules:
         lines += ["", "Rules the tools enforce (a violation is returned as feedback):"]
@@ -92,6 +101,8 @@ def verification_rules(ir: OntologyIR, tools: Iterable[ToolSpec], *, extra: Iter
     """What the verification pass of a step checks: that the calls match the paper, the rules
     of its entities the schemas cannot show, and any configured per-class rules."""
     rules = [rule for t in tools for rule in tool_rules(ir, t)]
+    if any(c.soft for c in ir.cardinalities):
+        rules.append(VERIFY_MISSING)
     return "\n".join(f"- {rule}" for rule in dict.fromkeys([VERIFY_FIRST, *rules, *extra]))
 
 

@@ -72,7 +72,8 @@ def _argument(arg: ArgSpec) -> dict[str, Any]:
     value = _value(arg)
     if arg.many:
         value = {"type": "array", "items": value}
-    if arg.description and arg.property is None and arg.kind in ("literal", "value"):
+    if arg.description and arg.property is None and (
+            arg.kind in ("literal", "value", "values") or (arg.kind == "type" and not arg.classes)):
         # generic tools' free-form arguments; what an ontology argument means (its comment)
         # is said once, in the step prompt and by describe_tool
         value = {**value, "description": arg.description}
@@ -86,6 +87,8 @@ def _value(arg: ArgSpec) -> dict[str, Any]:
         return {"enum": list(arg.enum)} if arg.enum else {"type": json_type(arg.datatype)}
     if arg.kind == "value":
         return {}  # any JSON value: the property it is given for decides its type
+    if arg.kind == "values":
+        return {"type": "object"}
     if arg.kind == "quantity":
         return QUANTITY
     if arg.kind == "node":
@@ -94,8 +97,9 @@ def _value(arg: ArgSpec) -> dict[str, Any]:
         if not arg.fields:
             return STRING
         return {"anyOf": [STRING, _object(arg.fields)]}
-    if arg.kind == "type":
-        return {"enum": list(arg.enum or (local_name(c) for c in arg.classes))}
+    if arg.kind == "type":  # no classes: any class of the T-Box, checked by the server
+        return ({"enum": list(arg.enum or (local_name(c) for c in arg.classes))}
+                if arg.enum or arg.classes else dict(STRING))
     return STRING
 
 

@@ -21,6 +21,7 @@ ArgKind = Literal[
     "type",  # concrete class of the new entity when a range has several
     "control",  # dry_run, evidence: never written as facts
     "value",  # a value whose type the property it is given for decides (update_property)
+    "values",  # argument name -> value, for the class a `type` argument picks (create_entity)
 ]
 # how a node argument finds its value: found-or-created by label, or a new occurrence
 # (inline object) / existing entity (IRI or label)
@@ -73,6 +74,8 @@ class ToolSurface(BaseModel):
 
     tools: tuple[ToolSpec, ...]
     toolsets: tuple[str, ...]
+    # bounded surface only (kgctl.compiler.bounded): plan step id -> the main classes it names
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def get(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -8,9 +8,11 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 
 from __future__ import annotations
 
+from kgctl.compiler.bounded import bounded_surface
+from kgctl.compiler.budget import surface_fits, too_many_arguments
 from kgctl.compiler.creation import CreationRules
 from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REF, REPAIR, generic_tools
-from kgctl.compiler.names import prefixed_name, property_ref, unique_words
+from kgctl.compiler.names import prefixed_name, unique_words
 from kgctl.compiler.naming import arg_name, is_opaque, local_name, readable, snake
 from kgctl.compiler.schema import input_schema
 from kgctl.compiler.spec import ArgSpec, ToolSpec, ToolSurface
@@ -24,13 +26,27 @@ CORE, PARTS, SEQUENCE = "core", "parts", "sequence"
 
 
 def compile_tools(ir: OntologyIR) -> ToolSurface:
-    """Every tool of the IR, sorted by tool set (in plan order) then name."""
-    view = _View(ir)
-    tools = [*view.create_tools(), *view.add_tools(), *generic_tools()]
-    tools = _dedupe_names(tools)
+    """Every tool of the IR, sorted by tool set (in plan order) then name: per-class tools
+    when they fit the token budget, else the bounded surface (`kgctl.compiler.bounded`)."""
+    view = view_of(ir)
+    if too_many_arguments(view.argument_estimate()):
+        return bounded_surface(view)
+    surface = class_tools(ir)
+    if surface_fits(ir, surface.tools, shared=(LINKS, READ, REPAIR)):
+        return surface
+    return bounded_surface(view)
+
+
+def class_tools(ir: OntologyIR) -> ToolSurface:
+    """The per-class surface whatever its size (`compile_tools` offers it when it fits the
+    budget)."""
+    view = view_of(ir)
+    tools = _dedupe_names([*view.create_tools(), *view.add_tools(),
+                           *generic_tools(soft=view.soft_minima())])
     order = view.toolsets()
     tools.sort(key=lambda t: (order.index(t.toolset), t.name))
-    return ToolSurface(tools=tuple(_with_schema(t) for t in tools), toolsets=tuple(order))
+    return ToolSurface(tools=tuple(_with_schema(t) for t in tools),
+                       toolsets=tuple(order))
 
 
 class _View(CreationRules):
@@ -41,6 +57,14 @@ class _View(CreationRules):
         self.member_props = {o.member_property for o in ir.orderings}
         self.unit_classes = {u.category for u in ir.units.values()}
         self._measure: dict[str, bool] = {}
+        self._concretes: dict[str, tuple[str, ...]] = {}
+        self._range_concretes: dict[str, tuple[str, ...]] = {}
+        self._object_props: list[PropertyInfo] | None = None
+        self._owning: dict[str, list[PropertyInfo]] | None = None
+        self._enumerated = {e.on_property for e in ir.enumerations}
+        self._fields: dict[tuple[str, int, frozenset[str]], tuple[ArgSpec, ...]] = {}
+        self.words: dict[str, str] | None = None  # kgctl.compiler.lookups' memos
+        self.class_names: dict[str, str] | None = None
         self.measure_props = {p for q in ir.quantities.values()
                               for p in (q.value_property, q.unit_property)}
         self.ordered = {c: o for o in ir.orderings
@@ -74,6 +98,14 @@ class _View(CreationRules):
         return (info is not None and not info.abstract and not info.external
                 and not info.deprecated and not self.is_measure(cls))
 
+    def soft_minima(self) -> bool:
+        """Whether some OWL minimum is soft (recorded as missing, not refused)."""
+        return any(c.soft for c in self.ir.cardinalities)
+
+    def creatable(self, cls: str) -> bool:
+        """A class `create_entity` makes: instantiable and not a fixed set of individuals."""
+        return self.instantiable(cls) and not self.ir.classes[cls].one_of
+
     def is_measure(self, cls: str) -> bool:
         """Quantity kinds, their super-classes and unit classes: built inline, never by tools."""
         if cls not in self._measure:
@@ -84,21 +116,30 @@ class _View(CreationRules):
         return self._measure[cls]
 
     def concretes(self, cls: str) -> tuple[str, ...]:
-        return tuple(c for c in self.ir.subclasses(cls) if self.instantiable(c))
+        if cls not in self._concretes:
+            self._concretes[cls] = tuple(c for c in self.ir.subclasses(cls)
+                                         if self.instantiable(c))
+        return self._concretes[cls]
 
     def range_concretes(self, prop: PropertyInfo) -> tuple[str, ...]:
         """Instantiable classes a property's range admits, declared ranges first."""
-        found = {c for r in prop.range for c in self.concretes(r)}
-        return tuple(sorted(found, key=lambda c: (c not in prop.range, c)))
+        if prop.iri not in self._range_concretes:
+            found = {c for r in prop.range for c in self.concretes(r)}
+            self._range_concretes[prop.iri] = tuple(
+                sorted(found, key=lambda c: (c not in prop.range, c)))
+        return self._range_concretes[prop.iri]
 
     def is_label_class(self, cls: str) -> bool:
         return self.ir.classes[cls].identity == "label"
 
     def object_props(self) -> list[PropertyInfo]:
-        return [p for _, p in sorted(self.ir.properties.items())
+        if self._object_props is None:
+            self._object_props = [
+                p for _, p in sorted(self.ir.properties.items())
                 if p.kind == "object" and p.domain and self.ir.quantity_of(p.iri) is None
                 and p.iri not in self.measure_props and not self.is_back_link(p)
                 and not p.deprecated]
+        return self._object_props
 
     def is_back_link(self, prop: PropertyInfo) -> bool:
         """Of an inverse pair only one direction owns: the one from a top-level class, else
@@ -112,13 +153,17 @@ class _View(CreationRules):
         return other.iri < prop.iri
 
     def is_enumerated(self, prop: str) -> bool:
-        return any(e.on_property == prop for e in self.ir.enumerations)
+        return prop in self._enumerated
 
     def owning_props(self, cls: str) -> list[PropertyInfo]:
         """Object properties from some class that can point to `cls` (except orderings)."""
-        return [p for p in self.object_props()
-                if p.iri not in self.member_props and not self.is_enumerated(p.iri)
-                and cls in self.range_concretes(p)]
+        if self._owning is None:
+            self._owning = {}
+            for p in self.object_props():
+                if p.iri not in self.member_props and not self.is_enumerated(p.iri):
+                    for target in self.range_concretes(p):
+                        self._owning.setdefault(target, []).append(p)
+        return self._owning.get(cls, [])
 
     def toolsets(self) -> list[str]:
         files = [snake(f.rsplit(".", 1)[0]) for f in self.ir.ontologies]
@@ -145,7 +190,14 @@ class _View(CreationRules):
 
     def field_args(self, cls: str, *, depth: int, skip: frozenset[str] = frozenset()
                    ) -> tuple[ArgSpec, ...]:
-        """One argument per property whose domain admits `cls` (writes `cls --p--> value`)."""
+        """One argument per property whose domain admits `cls` (writes `cls --p--> value`);
+        memoised per (class, depth, skipped properties)."""
+        memo = (cls, depth, skip)
+        if memo not in self._fields:
+            self._fields[memo] = self._field_args(cls, depth=depth, skip=skip)
+        return self._fields[memo]
+
+    def _field_args(self, cls: str, *, depth: int, skip: frozenset[str]) -> tuple[ArgSpec, ...]:
         key = self.ir.classes[cls].key
         args = [ArgSpec(name="label", kind="label", property=RDFS_LABEL,
                         required=self.is_label_class(cls) and key is None,
@@ -176,13 +228,14 @@ class _View(CreationRules):
 
     def stated(self, cls: str, prop: str) -> dict[str, str]:
         """OWL restriction kind -> filler on `cls` or an ancestor for `prop`: the datatype an
-        allValuesFrom narrows a range to, whether a hasValue gives the value."""
+        allValuesFrom narrows a range to (or a someValuesFrom / qualified cardinality names
+        where no range is declared), whether a hasValue gives the value."""
         lineage = (cls, *self.ir.classes[cls].ancestors) if cls in self.ir.classes else (cls,)
         found: dict[str, str] = {}
         for owner in lineage:
             for rule in self.restricted.get((owner, prop), ()):
-                if rule.kind == "all" and (rule.filler or "").startswith(XSD):
-                    found.setdefault("all", rule.filler or "")
+                if rule.kind != "has_value" and (rule.filler or "").startswith(XSD):
+                    found.setdefault("all" if rule.kind == "all" else "some", rule.filler or "")
                 elif rule.kind == "has_value":
                     found.setdefault("has_value", rule.filler or "")
         return found
@@ -195,11 +248,12 @@ class _View(CreationRules):
         stated = self.stated(cls, prop.iri)
         # a value an owl:hasValue states is written when none is given: not required
         common = {"name": self.prop_word(prop), "property": prop.iri, "many": many,
-                  "required": card.min >= 1 and "has_value" not in stated,
+                  "required": card.min >= 1 and not card.soft and "has_value" not in stated,
                   "description": text}
         if prop.kind == "datatype":
             enum = self.ir.enumeration(cls, prop.iri)
-            datatype = stated.get("all") or (prop.range[0] if prop.range else None)
+            datatype = (stated.get("all") or (prop.range[0] if prop.range else None)
+                        or stated.get("some"))
             return ArgSpec(kind="literal", datatype=datatype, enum=enum.values if enum else (),
                            facets=prop.facets, **common)
         quantity = self.ir.quantity_of(prop.iri)
@@ -306,22 +360,11 @@ class _View(CreationRules):
         return info.label if info else local_name(cls)
 
 
-def property_arg(ir: OntologyIR, cls: str, prop: str) -> ArgSpec | None:
-    """The argument spec (write plan) of one property on one class, as a create tool has it."""
-    return _view(ir).property_arg(cls, ir.properties[prop], depth=1)
-
-
-def class_words(ir: OntologyIR) -> dict[str, str]:
-    """The names of instantiable classes as tools give them (`type` values) -> class IRI."""
-    view = _view(ir)
-    classes = tuple(sorted(c for c in ir.classes if view.instantiable(c)))
-    return dict(zip(view.type_words(classes), classes, strict=True))
-
-
 _VIEWS: dict[int, tuple[OntologyIR, _View]] = {}  # the last IR's view (building one costs)
 
 
-def _view(ir: OntologyIR) -> _View:
+def view_of(ir: OntologyIR) -> _View:
+    """The compiler's (memoising) view of an IR; the last one is kept."""
     held = _VIEWS.get(id(ir))
     if held is None or held[0] is not ir:
         _VIEWS.clear()
@@ -332,17 +375,6 @@ def _view(ir: OntologyIR) -> _View:
 def _range1(ir: OntologyIR, prop: str) -> str | None:
     info = ir.properties.get(prop)
     return info.range[0] if info and info.range else None
-
-
-def link_properties(ir: OntologyIR) -> tuple[str, ...]:
-    """Prefixed names of the object properties `link` accepts."""
-    return tuple(property_ref(ir, p) for p in _view(ir).link_props())
-
-
-def writable_properties(ir: OntologyIR) -> tuple[str, ...]:
-    """Prefixed names of the properties `update_property` accepts."""
-    return tuple(property_ref(ir, p) for p, i in sorted(ir.properties.items())
-                 if i.kind != "annotation")
 
 
 def _dedupe_names(tools: list[ToolSpec]) -> list[ToolSpec]:

@@ -15,7 +15,6 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import is_opaque
 from kgctl.instantiation.planner import Draft
 from kgctl.ontology.ir import OntologyIR, Restriction
@@ -24,6 +23,7 @@ from kgctl.ontology.rules import UNIVERSAL_FILLERS
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDFS_LITERAL = "http://www.w3.org/2000/01/rdf-schema#Literal"
+MAX_ENTITIES = 8  # entities offered in `allowed`
 Incoming = Callable[[str, str], list[str]]  # (node, property) -> subjects linking to node
 
 
@@ -92,18 +92,18 @@ def _name(draft: Draft, iri: str | None, union: tuple[str, ...] = ()) -> str:
 def _some(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
     wanted = _name(draft, rule.filler, rule.fillers)
     if values and not any(_fits(draft, v, rule.filler, rule.fillers) for v in values):
-        draft.fail("type_mismatch", property_ref(draft.ir, rule.on_property),
+        draft.fail("type_mismatch", draft.field_of(node, rule.on_property),
                    [str(v.value) for v in values],
                    f"needs at least one value of {wanted} (someValuesFrom, {rule.source})",
-                   allowed=(wanted,))
+                   allowed=_entities(draft, rule))
     elif not values and new and satisfiable(draft.ir, rule.filler) and not any(
             f.code == "required_missing" for f in draft.findings):
         # a sub-class's own axiom (its tool's arguments are those of the main class)
-        draft.fail("required_missing", property_ref(draft.ir, rule.on_property), None,
-                   f"a {_name(draft, rule.on_class)} needs a value of "
-                   f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
-                   allowed=(_name(draft, rule.filler),),
-                   hint="link one with `link` in the same way, or give it when creating")
+        draft.require("required_missing", draft.field_of(node, rule.on_property), None,
+                      f"a {_name(draft, rule.on_class)} needs a value of "
+                      f"{_name(draft, rule.filler)} here (someValuesFrom, {rule.source})",
+                      allowed=_entities(draft, rule),
+                      hint="give it when the paper states it, or link one later with `link`")
 
 
 def _all(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
@@ -113,9 +113,9 @@ def _all(draft: Draft, rule: Restriction, node: str, values: list[Any], new: boo
         listed = rule.fillers and not any(m in draft.ir.classes for m in rule.fillers)
         code = ("datatype" if (rule.filler or "").startswith(XSD)
                 else "enum_value" if listed else "type_mismatch")
-        draft.fail(code, property_ref(draft.ir, rule.on_property), [str(v.value) for v in wrong],
+        draft.fail(code, draft.field_of(node, rule.on_property), [str(v.value) for v in wrong],
                    f"every value must be a {wanted} (allValuesFrom, {rule.source})",
-                   allowed=(wanted,))
+                   allowed=_entities(draft, rule))
 
 
 def _has_value(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
@@ -123,14 +123,34 @@ def _has_value(draft: Draft, rule: Restriction, node: str, values: list[Any], ne
     if any(str(v.value) == wanted for v in values):
         return
     if values:
-        draft.fail("enum_value", property_ref(draft.ir, rule.on_property),
+        draft.fail("enum_value", draft.field_of(node, rule.on_property),
                    [str(v.value) for v in values], f"a {_name(draft, rule.on_class)} has the "
                    f"value {_name(draft, wanted)} here (hasValue, {rule.source})",
-                   allowed=(wanted,))
+                   allowed=(wanted if prop_kind(draft, rule) == "datatype"
+                            else draft.ir.curie(wanted),))
     elif new:  # the axiom states the value: write it
         prop = draft.ir.properties[rule.on_property]
         draft.add(node, rule.on_property,
                   Literal(wanted) if prop.kind == "datatype" else NamedNode(wanted))
+
+
+def prop_kind(draft: Draft, rule: Restriction) -> str:
+    info = draft.ir.properties.get(rule.on_property)
+    return info.kind if info else "object"
+
+
+def _entities(draft: Draft, rule: Restriction) -> tuple[str, ...]:
+    """Values the call could give instead: entities of this paper (IRIs) or named individuals
+    (prefixed names) of the filler class or union; nothing for a datatype filler (the message
+    names it)."""
+    fillers = rule.fillers or ((rule.filler,) if rule.filler else ())
+    classes = tuple(f for f in fillers if f in draft.ir.classes)
+    if not classes:  # individuals or literals of a oneOf
+        return tuple(draft.ir.curie(f) if f in draft.ir.individuals else f
+                     for f in fillers if not f.startswith(XSD))
+    named = [draft.ir.curie(i.iri) for i in draft.ir.individuals.values()
+             if any(draft.ir.is_a(t, c) for t in i.types for c in classes)]
+    return (*draft.candidates(classes)[:MAX_ENTITIES], *named[:MAX_ENTITIES])
 
 
 def _count(draft: Draft, rule: Restriction, node: str, values: list[Any], new: bool) -> None:
@@ -138,7 +158,7 @@ def _count(draft: Draft, rule: Restriction, node: str, values: list[Any], new: b
     have = sum(1 for v in values if _fits(draft, v, rule.filler))
     what = f"{n} value(s)" + (f" of {_name(draft, rule.filler)}" if rule.filler else "")
     if rule.kind in ("max", "exact") and have > n:
-        draft.fail("cardinality", property_ref(draft.ir, rule.on_property), have,
+        draft.fail("cardinality", draft.field_of(node, rule.on_property), have,
                    f"a {_name(draft, rule.on_class)} takes at most {what} "
                    f"({rule.kind} cardinality, {rule.source})" + (
                        "; this property does not apply to it" if n == 0 else ""),
@@ -146,9 +166,9 @@ def _count(draft: Draft, rule: Restriction, node: str, values: list[Any], new: b
     if (rule.kind in ("min", "exact") and new and have < n
             and satisfiable(draft.ir, rule.filler)
             and not any(f.code == "required_missing" for f in draft.findings)):
-        draft.fail("cardinality", property_ref(draft.ir, rule.on_property), have,
-                   f"a {_name(draft, rule.on_class)} needs at least {what} "
-                   f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
+        draft.require("cardinality", draft.field_of(node, rule.on_property), have,
+                      f"a {_name(draft, rule.on_class)} needs at least {what} "
+                      f"({rule.kind} cardinality, {rule.source})", allowed=(n,))
 
 
 def _inverse(draft: Draft, rule: Restriction, node: str, subjects: Sequence[str]) -> None:

@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.compiler import ToolSpec, ToolSurface, compile_tools
+from kgctl.compiler.bounded import is_entity_tool
+from kgctl.compiler.lookups import link_properties, property_arg, writable_properties
 from kgctl.compiler.names import property_ref
 from kgctl.compiler.naming import local_name
-from kgctl.compiler.tools import link_properties, property_arg, writable_properties
 from kgctl.errors import StoreError
 from kgctl.instantiation.axioms import check_entity, rules_by_class
 from kgctl.instantiation.checks import (
@@ -29,6 +30,7 @@ from kgctl.instantiation.checks import (
     range_of,
 )
 from kgctl.instantiation.choice import chosen_type, fields_for, given, without_type
+from kgctl.instantiation.entities import plan_create_entity
 from kgctl.instantiation.findings import Finding, Rejected, ToolResult
 from kgctl.instantiation.index import PaperIndex
 from kgctl.instantiation.planner import Draft
@@ -88,7 +90,8 @@ class Instantiator:
                                     hint="split it into several calls")])
         names = tuple(a.name for a in spec.args)
         extra = sorted(set(arguments) - set(names))
-        if extra and spec.action not in ("create", "add"):  # those report theirs when filling
+        # create/add tools report theirs when filling (create_entity's are in `values`)
+        if extra and (spec.action not in ("create", "add") or is_entity_tool(spec)):
             raise Rejected([Finding(code="unknown_argument", field=k, value=arguments[k],
                                     message=f"no argument '{k}'", allowed=names)
                             for k in extra])
@@ -127,10 +130,11 @@ class Instantiator:
         delete = list(dict.fromkeys(draft.delete))
         touched = tuple(dict.fromkeys([*draft.created, *draft.changed]))
         summary = _summary(self.ir, spec, draft)
+        missing = tuple(draft.missing)
         if arguments.get("dry_run"):
             return ToolResult(status="dry_run", paper=paper_id, tool=spec.name, iris=touched,
                               summary="would have " + summary, added=len(insert),
-                              removed=len(delete))
+                              removed=len(delete), missing=missing)
         stored_args = {k: v for k, v in arguments.items() if k not in ("dry_run", "evidence")}
         # the expected seq: the store refuses the write if another writer came first
         record = CallRecord(paper_id=paper_id, seq=draft.seq, tool=spec.name,
@@ -140,10 +144,13 @@ class Instantiator:
         index.apply(insert=insert, delete=delete)
         self._seq[paper_id] = draft.seq
         return ToolResult(paper=paper_id, tool=spec.name, iris=touched, summary=summary,
-                          added=len(insert), removed=len(delete))
+                          added=len(insert), removed=len(delete), missing=missing)
 
     # -- write plans ------------------------------------------------------------------------------
     def _plan_create(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
+        if is_entity_tool(spec):
+            plan_create_entity(draft, args)
+            return
         cls = chosen_type(self.ir, draft, spec, args)
         container = None
         if spec.via:

@@ -96,3 +96,6 @@ class ToolResult(BaseModel):
     added: int = 0
     removed: int = 0
     data: list[dict[str, Any]] = []
+    # values the ontology expects that the call left out (soft someValuesFrom / minimum
+    # cardinality): written anyway; add them when the paper states them
+    missing: tuple[Finding, ...] = ()

@@ -7,8 +7,8 @@ from typing import Any
 
 from pyoxigraph import Literal
 
+from kgctl.compiler.lookups import property_arg
 from kgctl.compiler.spec import ArgSpec
-from kgctl.compiler.tools import property_arg
 from kgctl.instantiation.index import RDFS_LABEL
 from kgctl.instantiation.values import coerce_literal
 from kgctl.store.iris import normalise_key, normalise_label

@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.spec import ArgSpec
+from kgctl.compiler.tools import view_of
 from kgctl.instantiation.findings import Finding
 from kgctl.instantiation.index import RDF_TYPE, RDFS_LABEL, PaperIndex
 from kgctl.instantiation.named import NamedNodes
@@ -39,6 +40,8 @@ GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_ir
                     "unknown_tool"})
 _QUANTITY_TEXT = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(\S.*?)\s*$")
 _QUANTITY_KEYS = {"value", "unit", "label"}
+_QUOTED_IRI = re.compile(r"^[^<>]* <([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>$")
+MAX_CLASSES_SHOWN = 6  # admitted classes a type_mismatch message names
 _COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
 _FACTS = "SELECT ?p ?o WHERE { ?s ?p ?o }"
 
@@ -56,6 +59,9 @@ class Draft(NamedNodes):
         self.ir, self.store, self.index, self.pid = ir, store, index, paper_id
         self.seq, self.feedback = seq, feedback
         self.findings: list[Finding] = []
+        self.missing: list[Finding] = []  # soft requirements not met: reported, not refused
+        self.paths: dict[tuple[str, str], str] = {}  # (node, property) -> argument path
+        self.prefixes: dict[str, str] = {}  # node -> path prefix of its arguments
         self.insert: list[Triple] = []
         self.delete: list[Triple] = []
         self.created: list[str] = []
@@ -67,9 +73,30 @@ class Draft(NamedNodes):
     # -- bookkeeping ------------------------------------------------------------------------
     def fail(self, code: str, field: str, value: Any, message: str, *,
              allowed: tuple[Any, ...] = (), hint: str = "") -> None:
-        if self.feedback or code in GUARDS:
-            self.findings.append(Finding(code=code, field=field, value=value, message=message,
-                                         allowed=allowed, hint=hint))
+        finding = Finding(code=code, field=field, value=value, message=message,
+                          allowed=allowed, hint=hint)
+        if (self.feedback or code in GUARDS) and finding not in self.findings:
+            self.findings.append(finding)
+
+    def field_of(self, node: str, prop: str) -> str:
+        """The argument path that wrote (or would write) `prop` on `node` in this call."""
+        if (node, prop) in self.paths:
+            return self.paths[(node, prop)]
+        info = self.ir.properties.get(prop)
+        word = view_of(self.ir).prop_word(info) if info else local_name(prop)
+        return self.prefixes.get(node, "") + word
+
+    def require(self, code: str, field: str, value: Any, message: str, *,
+                allowed: tuple[Any, ...] = (), hint: str = "") -> None:
+        """An OWL minimum not met: refused when the IR makes existentials hard, else recorded
+        as missing (once)."""
+        if self.ir.existentials == "hard":
+            self.fail(code, field, value, message, allowed=allowed, hint=hint)
+            return
+        finding = Finding(code=code, field=field, value=value, message=message,
+                          allowed=allowed, hint=hint)
+        if finding not in self.missing:
+            self.missing.append(finding)
 
     def add(self, s: str, p: str, o: NamedNode | Literal) -> None:
         self.insert.append(Triple(NamedNode(s), NamedNode(p), o))
@@ -171,6 +198,8 @@ class Draft(NamedNodes):
         if text is None:
             return None
         allowed_names = tuple(self.ir.curie(c) for c in classes)
+        if (quoted := _QUOTED_IRI.match(text)) is not None:  # "label <IRI>", as `allowed` has it
+            text = quoted[1]
         if looks_like_iri(text):
             if problem := iri_problem(text):
                 self.fail("invalid_iri", field, text, problem, hint="give a plain IRI or a label")
@@ -206,10 +235,13 @@ class Draft(NamedNodes):
             iri = fitting[0] if fitting else hits[0]
         if not self.admitted(iri, classes):
             got = ", ".join(sorted(self.ir.curie(t) for t in self.types_of(iri))) or "untyped"
-            self.fail("type_mismatch", field, text, f"entity is a {got}; expected "
-                      f"{' or '.join(allowed_names)}",
-                      allowed=self.index.nearest(text, self.candidates(classes)) or allowed_names,
-                      hint="link an entity of an admitted class")
+            shown = " or ".join(allowed_names[:MAX_CLASSES_SHOWN]) + (
+                f" (or {len(allowed_names) - MAX_CLASSES_SHOWN} more)"
+                if len(allowed_names) > MAX_CLASSES_SHOWN else "")
+            self.fail("type_mismatch", field, text, f"entity is a {got}; expected {shown}",
+                      allowed=self.index.nearest(text, self.candidates(classes)),
+                      hint="link an entity of an admitted class (create it first if none "
+                           "exists)")
         return iri
 
     # -- argument values ----------------------------------------------------------------------
@@ -236,6 +268,7 @@ class Draft(NamedNodes):
     def fill(self, subject: str, cls: str, args: tuple[ArgSpec, ...], given: dict[str, Any],
              prefix: str = "", *, existing: bool = False) -> None:
         """Write `given` onto `subject` following `args`; `existing` checks max-one in store."""
+        self.prefixes.setdefault(subject, prefix)
         names = {a.name for a in args}
         for key in sorted(set(given) - names - {"dry_run", "evidence"}):
             self.fail("unknown_argument", prefix + key, given[key], f"no argument '{key}'",
@@ -264,6 +297,7 @@ class Draft(NamedNodes):
 
     def value(self, subject: str, cls: str, arg: ArgSpec, item: Any, field: str) -> None:
         prop = arg.property or ""
+        self.paths.setdefault((subject, prop), field.split("[", 1)[0])
         if arg.kind == "label":
             text = self.text(field, item)
             if text is not None:
@@ -287,7 +321,8 @@ class Draft(NamedNodes):
             problem = facet_problem(value, arg.facets)
         if problem:
             code = "range" if problem.startswith(("below", "above")) else "datatype"
-            self.fail(code, field, item, f"{problem} (expects {self.ir.curie(arg.datatype or '')})")
+            expects = self.ir.curie(arg.datatype) if arg.datatype else "a text value"
+            self.fail(code, field, item, f"{problem} (expects {expects})")
             if self.feedback:
                 return
             value = item if not isinstance(item, dict | list) else str(item)
@@ -373,7 +408,8 @@ class Draft(NamedNodes):
         text = self.text(field, item)
         if text is None:
             return None
-        iri = {local_name(v): v for v in arg.enum}.get(text)  # the names the schema shows
+        # the names the schema shows; prefixed names and IRIs are taken too
+        iri = next((v for v in arg.enum if text in (local_name(v), self.ir.curie(v), v)), None)
         if iri is None:
             self.fail("enum_value", field, text, "value outside the allowed set",
                       allowed=tuple(local_name(v) for v in arg.enum))

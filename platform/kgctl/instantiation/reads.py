@@ -7,16 +7,21 @@ They read the store and the paper index only, write nothing, and return rows in
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode
 
 from kgctl.compiler import ToolSpec
+from kgctl.compiler.bounded import is_entity_tool
+from kgctl.compiler.lookups import class_words, entity_fields, find_class
 from kgctl.compiler.naming import local_name
 from kgctl.compiler.prompts import tool_guide
-from kgctl.compiler.tools import class_words
+from kgctl.instantiation.axioms import check_entity, rules_by_class
+from kgctl.instantiation.entities import entity_type
 from kgctl.instantiation.findings import Rejected, ToolResult
 from kgctl.instantiation.planner import Draft
+from kgctl.instantiation.walks import linking
 
 if TYPE_CHECKING:
     from kgctl.instantiation.engine import Instantiator
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
 _OUT = "SELECT ?p ?o WHERE { ?s ?p ?o } ORDER BY ?p ?o"
 _IN = "SELECT ?s ?p WHERE { ?s ?p ?o } ORDER BY ?p ?s"
 _MEMBERS = "SELECT ?m ?o WHERE { ?c ?member ?m . OPTIONAL { ?m ?order ?o } }"
+MAX_SUB_CLASSES = 40  # sub-classes describe_tool names for a create_entity type
 _LINKED = "SELECT DISTINCT ?o WHERE { ?s ?p ?o . FILTER(isIRI(?o) && ?s != ?o) }"
 
 
@@ -86,11 +92,56 @@ def describe_tool(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> l
     if argument is not None and not isinstance(argument, str):
         draft.fail("datatype", "argument", argument, "expected a text value")
         return []
+    if is_entity_tool(spec):
+        return _entity_guide(engine, draft, spec, args.get("type"), argument)
     rows = tool_guide(engine.ir, spec, argument)
     if rows is None:
         draft.fail("enum_value", "argument", argument, f"{spec.name} has no such argument",
                    allowed=tuple(r["argument"] for r in (tool_guide(engine.ir, spec) or [])[1:]))
         return []
+    return rows
+
+
+def _entity_guide(engine: Instantiator, draft: Draft, spec: ToolSpec, raw: Any,
+                  argument: str | None) -> list[dict]:
+    """describe_tool for create_entity: without `type` the main classes of the plan; with it
+    that class's arguments (paths under `values`) and its direct sub-classes."""
+    ir = engine.ir
+    if raw is None:
+        head = tool_guide(ir, spec)[0]
+        return [{**head, "main_classes": [ir.curie(c) for _, group in engine.surface.groups
+                                          for c in group]}]
+    cls = entity_type(draft, raw)
+    if cls is None:
+        return []
+    fields = entity_fields(ir, cls)
+    as_tool = spec.model_copy(update={"target": cls, "args": fields})
+    path = None if argument is None else argument.removeprefix("values.")
+    rows = tool_guide(ir, as_tool, path)
+    if rows is None:
+        draft.fail("enum_value", "argument", argument, f"{ir.curie(cls)} has no such argument",
+                   allowed=tuple(f"values.{a.name}" for a in fields if a.kind != "label"))
+        return []
+    for row in rows:
+        if row.get("argument", "label") != "label":
+            row["argument"] = "values." + row["argument"]
+    if argument is None:
+        below = sorted(ir.curie(c) for c in ir.classes
+                       if cls in ir.classes[c].parents and find_class(ir, ir.curie(c)) == c)
+        rows[0].update({"type": ir.curie(cls), "sub_classes": below[:MAX_SUB_CLASSES]})
+    return rows
+
+
+def find_missing(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> list[dict]:
+    """The soft requirements (OWL someValuesFrom / minimum cardinality) each entity of the
+    paper still leaves unmet, checked as if it were created now (nothing is written)."""
+    rules = rules_by_class(engine.ir)
+    rows = []
+    for iri in draft.index.entities():
+        scratch = Draft(engine.ir, engine.store, draft.index, draft.pid, seq=0, feedback=True)
+        check_entity(scratch, rules, iri, new=True, incoming=partial(linking, scratch))
+        rows += [{**_row(engine, draft, iri), "field": f.field, "missing": f.message,
+                  "allowed": list(f.allowed)} for f in scratch.missing]
     return rows
 
 
@@ -125,5 +176,5 @@ def find_orphans(engine: Instantiator, draft: Draft, args: dict[str, Any]) -> li
 
 
 READS = {"list_instances": list_instances, "describe_instance": describe_instance,
-         "describe_tool": describe_tool,
+         "describe_tool": describe_tool, "find_missing": find_missing,
          "show_sequence": show_sequence, "find_orphans": find_orphans}

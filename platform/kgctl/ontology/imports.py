@@ -2,10 +2,12 @@
 
 Where an import is looked for, in order: the XML catalogs given (``catalog-v001.xml``, the
 Protégé convention: ``<uri name="IRI" uri="local/file.ttl"/>``; entries pointing at the network
-are not followed), the folders given, then the folder of the importing file and its catalog. A
-file matches an import by its ``owl:Ontology`` IRI or ``owl:versionIRI``, or by its file name being
-the import IRI's last segment. An import found nowhere is an error naming it, unless an
-`ignore` prefix covers it (its terms then stay `external` in the IR).
+are not followed), the T-Box files given (matched by their ``owl:Ontology`` IRI or
+``owl:versionIRI``), the folders given, then the folder of the importing file and its catalog.
+In a folder a file matches by its name being the import IRI's last segment; no other file of a
+folder is read, so an unrelated or unparsable file beside an ontology never fails its compile.
+An import found nowhere is an error naming it, unless an `ignore` prefix covers it (its terms
+then stay `external` in the IR).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
                     f"{tbox.name}: owl:imports <{iri}> is in no local file (looked in "
                     f"{', '.join(str(s) for s in [*search, path.parent])}); give its file or "
                     "catalog with --imports, or skip it with --ignore-import (imports are "
-                    "never fetched from the network)")
+                    "never fetched from the network; a folder's files match by name only)")
             known.add(iri)
             if found.resolve() in read:
                 continue
@@ -70,13 +72,21 @@ def follow_imports(tboxes: list[TBoxFile], paths: Sequence[Path], *,
 
 def _locate(iri: str, places: Sequence[Path], parsed: dict[Path, TBoxFile]) -> Path | None:
     for place in places:
+        if (place.is_file() and place.suffix.lower() in FORMATS
+                and not place.name.startswith("catalog")):  # a T-Box file given
+            key = place.resolve()
+            if key not in parsed:
+                parsed[key] = read_tbox(place)
+            if iri in ontology_iris(parsed[key]):
+                return place
+            continue
         catalog = place if place.is_file() else place / CATALOG
         if catalog.is_file():
             hit = _catalog(catalog).get(iri)
             if hit is not None and hit.is_file():
                 return hit
         if place.is_dir():
-            hit = _in_folder(iri, place, parsed)
+            hit = _in_folder(iri, place)
             if hit is not None:
                 return hit
     return None
@@ -98,17 +108,9 @@ def _catalog(path: Path) -> dict[str, Path]:
     return entries
 
 
-def _in_folder(iri: str, folder: Path, parsed: dict[Path, TBoxFile]) -> Path | None:
+def _in_folder(iri: str, folder: Path) -> Path | None:
+    """The file of `folder` (or below) named after the import IRI's last segment."""
     stem = iri.rstrip("/#").rsplit("/", 1)[-1]
     files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in FORMATS and p.is_file()
                    and not p.name.startswith("catalog"))
-    for path in files:
-        if path.stem == stem or path.name == stem:
-            return path
-    for path in files:
-        key = path.resolve()
-        if key not in parsed:
-            parsed[key] = read_tbox(path)
-        if iri in ontology_iris(parsed[key]):
-            return path
-    return None
+    return next((p for p in files if p.stem == stem or p.name == stem), None)

@@ -99,6 +99,9 @@ class Cardinality(Frozen):
     min: int = 0
     max: int | None = None
     sources: tuple[Source, ...] = ()
+    # the minimum is stated by OWL axioms only (someValuesFrom, min/exact cardinality) and the
+    # profile leaves existentials soft: a missing value is recorded, not refused
+    soft: bool = False
 
 
 class Enumeration(Frozen):
@@ -199,6 +202,10 @@ class OntologyIR(Frozen):
     profile_unit_aliases: tuple[UnitAlias, ...] = ()  # merged into the two tables above
     individuals: dict[str, Individual] = {}
     tool_servers: tuple[ToolServerInfo, ...] = ()  # profile: external tools for plan steps
+    # OWL someValuesFrom / min-cardinality at creation: "soft" records a missing value (open
+    # world: an unstated filler is not an error), "hard" (a profile's `existentials: hard`)
+    # refuses the entity
+    existentials: Literal["soft", "hard"] = "soft"
 
     def to_json(self) -> str:
         """Canonical JSON: sorted keys, no dates, no absolute paths."""
@@ -240,15 +247,33 @@ class OntologyIR(Frozen):
                 found.setdefault(rule.on_class, set()).add(rule.on_property)
         return {c: frozenset(ps) for c, ps in found.items()}
 
+    @cached_property
+    def _by_domain(self) -> dict[str, frozenset[str]]:
+        """Class -> properties whose stated domain names it."""
+        found: dict[str, set[str]] = {}
+        for prop in self.properties.values():
+            for cls in prop.domain:
+                found.setdefault(cls, set()).add(prop.iri)
+        return {c: frozenset(ps) for c, ps in found.items()}
+
+    def own_properties(self, cls: str) -> frozenset[str]:
+        """Properties whose domain or an OWL restriction names `cls` itself."""
+        return self._by_domain.get(cls, frozenset()) | self._restricted.get(cls, frozenset())
+
+    @cached_property
+    def _properties_memo(self) -> dict[str, tuple[PropertyInfo, ...]]:
+        return {}
+
     def properties_of(self, cls: str) -> tuple[PropertyInfo, ...]:
         """Properties whose domain admits `cls` (directly or through an ancestor), or that an
-        OWL restriction on its lineage names; by IRI."""
-        lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
-        restricted = {p for c in lineage for p in self._restricted.get(c, ())}
-        return tuple(
-            p for _, p in sorted(self.properties.items())
-            if lineage.intersection(p.domain) or p.iri in restricted
-        )
+        OWL restriction on its lineage names; by IRI (memoised: linear in the T-Box)."""
+        memo = self._properties_memo
+        if cls not in memo:
+            lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
+            names = {p for c in lineage
+                     for p in (*self._restricted.get(c, ()), *self._by_domain.get(c, ()))}
+            memo[cls] = tuple(self.properties[p] for p in sorted(names) if p in self.properties)
+        return memo[cls]
 
     def applies(self, cls: str, prop: str) -> bool:
         """Whether `prop` may be used on `cls`: its domain admits it, an axiom names it, or
@@ -274,13 +299,20 @@ class OntologyIR(Frozen):
                 return card
         return Cardinality(on_class=cls, on_property=prop)
 
+    @cached_property
+    def _enumeration_index(self) -> dict[tuple[str | None, str], Enumeration]:
+        found: dict[tuple[str | None, str], Enumeration] = {}
+        for enum in self.enumerations:
+            found.setdefault((enum.on_class, enum.on_property), enum)
+        return found
+
     def enumeration(self, cls: str, prop: str) -> Enumeration | None:
         """Allowed values of `prop` on `cls` (class-specific rule first, then a global one)."""
         lineage = (cls, *self.classes[cls].ancestors) if cls in self.classes else (cls,)
+        index = self._enumeration_index
         for owner in (*lineage, None):
-            for enum in self.enumerations:
-                if enum.on_property == prop and enum.on_class == owner:
-                    return enum
+            if (owner, prop) in index:
+                return index[(owner, prop)]
         return None
 
     def quantity_of(self, prop: str) -> QuantityKind | None:

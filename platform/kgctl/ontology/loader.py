@@ -88,14 +88,17 @@ def load_ir(
     spellings, added = profile_aliases(profiles, _aliases(paths, graph, units), units)
     folded, cased = split_aliases(spellings)
 
+    existentials = "hard" if any(p.existentials == "hard" for p in profiles) else "soft"
     ir = OntologyIR(
+        existentials=existentials,
         ontologies=tuple(t.name for t in tboxes),
         prefixes=dict(sorted(prefixes.items())),
         top_level=_top_level(profiles),
         classes=dict(sorted(classes.items())),
         properties=dict(sorted(owl.properties.items())),
         restrictions=tuple(restrictions),
-        cardinalities=rules.merge_cardinalities(classes, owl.properties, restrictions, curie),
+        cardinalities=rules.merge_cardinalities(classes, owl.properties, restrictions, curie,
+                                                hard_owl=existentials == "hard"),
         enumerations=rules.merge_enumerations(
             owl.enumerations, profiles, classes, owl.properties, curie
         ),

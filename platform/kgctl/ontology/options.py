@@ -25,7 +25,8 @@ def import_options(func: Callable) -> Callable:
     """--imports, --ignore-import and --lang (how a T-Box is read)."""
     options = [
         click.option("--imports", "imports", multiple=True, type=_PATH, metavar="PATH",
-                     help="catalog-v001.xml or folder where owl:imports are looked for "
+                     help="catalog-v001.xml, T-Box file (matched by its ontology IRI) or "
+                          "folder (files matched by name) where owl:imports are looked for "
                           "(repeatable; never the network)."),
         click.option("--ignore-import", "ignore_imports", multiple=True, metavar="IRI",
                      help="skip owl:imports whose IRI starts with this (repeatable)."),

@@ -67,7 +67,8 @@ class OwlModel:
 def read_owl(graph: TBoxGraph) -> OwlModel:
     """The pipeline: declared classes, properties, restrictions, then referenced externals."""
     model = OwlModel()
-    model.classes = {iri: _class(graph, iri) for iri in _declared_classes(graph)}
+    groups = _disjoint_groups(graph)
+    model.classes = {iri: _class(graph, iri, groups) for iri in _declared_classes(graph)}
     model.properties = _inherit_signatures(
         {iri: _property(graph, iri) for iri in _declared_properties(graph)}
     )
@@ -113,7 +114,14 @@ def _declared_properties(graph: TBoxGraph) -> list[str]:
     return [k for k in typed if not is_blank(k) and not is_builtin(k)]
 
 
-def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
+def _disjoint_groups(graph: TBoxGraph) -> list[set[str]]:
+    """The named members of each owl:AllDisjointClasses (read once, not per class)."""
+    return [{m for head in graph.object_keys(group, OWL + "members")
+             for m in (_key(t) for t in graph.rdf_list(head)) if not is_blank(m)}
+            for group in graph.subjects_of_type(OWL + "AllDisjointClasses")]
+
+
+def _class(graph: TBoxGraph, iri: str, groups: list[set[str]]) -> ClassInfo:
     # a defined class (owl:equivalentClass [ owl:intersectionOf (B ...) ]) is a sub-class of B
     defined = [m for e in graph.object_keys(iri, OWL + "equivalentClass") if is_blank(e)
                for head in graph.object_keys(e, OWL + "intersectionOf")
@@ -123,13 +131,7 @@ def _class(graph: TBoxGraph, iri: str) -> ClassInfo:
                if p != iri and not is_builtin(p)]
     disjoint = set(graph.named(iri, OWL + "disjointWith"))
     disjoint.update(graph.subjects_with(OWL + "disjointWith", iri))
-    for group in graph.subjects_of_type(OWL + "AllDisjointClasses"):
-        members = {
-            m
-            for head in graph.object_keys(group, OWL + "members")
-            for m in (_key(t) for t in graph.rdf_list(head))
-            if not is_blank(m)
-        }
+    for members in groups:
         if iri in members:
             disjoint |= members - {iri}
     return ClassInfo(

@@ -34,7 +34,9 @@ CARDINALITY_KEYS: dict[str, tuple[int, int | None]] = {
     "max_one": (0, 1),
 }
 TOP_KEYS = ("prefixes", "top_level", "classes", "orderings", "quantities", "unit_aliases",
-            "tool_servers")
+            "tool_servers", "existentials")
+# how OWL someValuesFrom / min-cardinality axioms apply when an entity is created
+EXISTENTIALS = ("soft", "hard")
 CLASS_KEYS = ("abstract", "standalone", "identity", "key", "verify", "allowed_values",
               *CARDINALITY_KEYS)
 ORDERING_KEYS = ("container", "member", "order", "start", "contiguous")
@@ -104,6 +106,7 @@ class Profile(Frozen):
     unit_aliases: tuple[UnitAlias, ...] = ()
     tool_servers: tuple[ToolServerInfo, ...] = ()
     prefixes: dict[str, str] = {}
+    existentials: Literal["soft", "hard"] | None = None
 
 
 def profile_beside(tbox: Path) -> Path:
@@ -159,6 +162,8 @@ class _Reader:
                              if "unit_aliases" in top else ())
             ),
             tool_servers=read_tool_servers(self, top.get("tool_servers")),
+            existentials=(self.choice(top["existentials"], EXISTENTIALS)
+                          if "existentials" in top else None),
         )
 
     def classes(self, node: yaml.Node | None):

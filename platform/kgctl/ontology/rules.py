@@ -156,9 +156,12 @@ def merge_cardinalities(
     properties: dict[str, PropertyInfo],
     restrictions: Sequence[Restriction],
     curie: Curie,
+    *,
+    hard_owl: bool = False,
 ) -> tuple[Cardinality, ...]:
     """One merged Cardinality per (class, property) that any rule on the class or an ancestor
-    touches; raises OntologyError when a minimum exceeds a maximum."""
+    touches; raises OntologyError when a minimum exceeds a maximum. A minimum only OWL axioms
+    state is `soft` unless `hard_owl`."""
     stated: dict[tuple[str, str], list[Bound]] = {}
     for rule in restrictions:
         bound = _bound(rule, properties.get(rule.on_property))
@@ -178,7 +181,8 @@ def merge_cardinalities(
         lineage = (cls, *classes[cls].ancestors)
         for prop in sorted({p for owner in lineage for p in by_class.get(owner, ())}):
             bounds = [b for owner in lineage for b in stated.get((owner, prop), ())]
-            merged.append(_merge(cls, prop, bounds, curie))
+            soft = not hard_owl and all(b.source.kind == "owl" for b in bounds if b.min)
+            merged.append(_merge(cls, prop, bounds, curie, soft=soft))
     return tuple(merged)
 
 
@@ -281,7 +285,8 @@ def _bound(rule: Restriction, prop: PropertyInfo | None) -> Bound | None:
     return Bound(low, high, rule.source) if low is not None or high is not None else None
 
 
-def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie) -> Cardinality:
+def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie, *, soft: bool
+           ) -> Cardinality:
     lows = [b for b in bounds if b.min is not None]
     highs = [b for b in bounds if b.max is not None]
     low = max(lows, key=lambda b: b.min) if lows else None
@@ -298,4 +303,5 @@ def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie) -> Cardin
         min=low.min if low else 0,
         max=high.max if high else None,
         sources=tuple(sources),
+        soft=soft and low is not None and low.min > 0,
     )
