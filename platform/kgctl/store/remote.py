@@ -32,7 +32,6 @@ from kgctl.store.staging import JOURNAL_QUERY, Staged, hidden_graph, pending, st
 from kgctl.store.transaction import check_paper_id, check_within, plan_write
 from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 
-DEFAULT_TIMEOUT_S = 60.0
 GRAPHS_TTL_S = 2.0  # graph list cache: other processes' new papers show up within this time
 # GROUP BY, not DISTINCT: the same answer, 100x faster on Virtuoso (1 s vs 8 ms, 3 papers)
 GRAPHS_QUERY = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
@@ -65,7 +64,7 @@ class RemoteStore:
 
     def __init__(self, query_url: str, update_url: str | None = None, *,
                  settings: EndpointSettings | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float | None = None) -> None:
         self.query_url = query_url
         self.settings = settings or settings_for(query_url)
         self._endpoint = Endpoint(query_url, update_url or query_url, settings=self.settings,
@@ -76,7 +75,7 @@ class RemoteStore:
         self._recovered: set[str] = set()  # papers whose unfinished swaps were finished
 
     @classmethod
-    def from_endpoint(cls, endpoint: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> RemoteStore:
+    def from_endpoint(cls, endpoint: str, *, timeout: float | None = None) -> RemoteStore:
         if not endpoint.startswith(("http://", "https://")):
             raise InputError(f"endpoint must be an http(s) URL: {endpoint!r}")
         return cls(*derived_urls(endpoint), timeout=timeout)
