@@ -1,7 +1,7 @@
 """Every writer of the platform on both tested servers (`oxigraph serve`, Virtuoso 7), with
 requests capped at a few quads so that each goes through staging: dedup (and its review
-decisions), grounding `--mode rewrite`, import (every test's papers are imported so), and the
-dedup graph replaced all or nothing.
+decisions), grounding `--mode rewrite`, minting into a reference on the server, import (every
+test's papers are imported so), and the dedup graph replaced all or nothing.
 Each result is compared with the same writer's on the embedded store."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from kgctl.dedup.spec import load_specs
 from kgctl.errors import StoreError
 from kgctl.grounding.commands import load_matcher
 from kgctl.grounding.materialise import materialise
+from kgctl.grounding.reference import MINTED_GRAPH
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
 from kgctl.store.canonical import canonical_text
 
@@ -146,8 +147,12 @@ def test_import_as_on_the_embedded_store(remote, embedded):
 
 
 @pytest.fixture(scope="module")
-def matcher(tmp_path_factory):
-    reference = build_small_reference(tmp_path_factory.mktemp("reference") / "species")
+def reference(tmp_path_factory) -> Path:
+    return build_small_reference(tmp_path_factory.mktemp("reference") / "species")
+
+
+@pytest.fixture(scope="module")
+def matcher(reference):
     return load_matcher("Species", endpoint=None, reference=reference,
                         cache_dir=reference.parent / "cache", refresh=False)
 
@@ -164,3 +169,36 @@ def test_grounding_rewrite_as_on_the_embedded_store(remote, embedded, matcher):
             [r.tool for p in PAPERS for r in local.trace(p)]
     finally:
         local.close()
+
+
+def test_minting_into_the_server_as_into_an_embedded_reference(remote, embedded, reference,
+                                                                 matcher, tmp_path):
+    pytest.importorskip("rdkit")
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed (OPSIN needs it)")
+    from kgctl.chemistry.mint import Minter
+    from kgctl.chemistry.opsin import Opsin
+    from kgctl.chemistry.tier import StructureTier
+
+    local_reference = tmp_path / "reference"
+    shutil.copytree(reference, local_reference)
+    local = EmbeddedStore(embedded)
+    minters = [Minter(*matcher[:1], None, local_reference),
+               Minter(*matcher[:1], None, endpoint=remote.query_url)]
+    try:
+        with Opsin() as opsin:
+            for store, minter in zip((local, remote), minters, strict=True):
+                minter.opsin = opsin
+                materialise(store, *matcher, PAPERS, structures=StructureTier(
+                    matcher[0], opsin).lookup, mint=minter.mint)
+                minter.close()
+        assert minters[0].written and len(minters[0].written) == len(minters[1].written)
+        assert papers(remote) == papers(local)
+        reference_store = EmbeddedStore(local_reference)
+        try:
+            assert graph(remote, MINTED_GRAPH) == graph(reference_store, MINTED_GRAPH)
+        finally:
+            reference_store.close()
+    finally:
+        local.close()
+        remote.replace_graphs([MINTED_GRAPH], [])

@@ -107,9 +107,9 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
     if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
         raise InputError("give --store PATH or --store-endpoint URL, and --paper ID or --all "
                          "(see --help)")
-    if mint and (not structures or endpoint is not None):
-        raise InputError("--mint needs --structures and an embedded reference store (not "
-                         "--endpoint): minted species are written into it")
+    if mint and not structures:
+        raise InputError("--mint needs --structures: minted species are written into the "
+                         "reference (--reference, or --endpoint with update rights)")
     store = open_store(path=store_path, endpoint=store_endpoint)
     try:
         known = store.papers()
@@ -129,8 +129,10 @@ def command(ctx: click.Context, class_name: str, endpoint: str | None, reference
                 opsin = stack.enter_context(Opsin())
                 tier = StructureTier(matcher, opsin).lookup
                 if mint:
-                    minter = Minter(matcher, opsin, reference or default_reference(),
+                    minter = Minter(matcher, opsin, None if endpoint else
+                                    reference or default_reference(), endpoint=endpoint,
                                     dry_run=dry_run)
+                    stack.callback(minter.close)
             decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
                                     structures=tier, mint=minter.mint if minter else None)
     finally:
