@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 
 from kgctl import __version__
-from kgctl.chemistry.opsin import Opsin
 from kgctl.chemistry.server import build_server as chemistry_server
+from kgctl.chemistry.workers import Pool
 from kgctl.compiler.plan import compile_plan
 from kgctl.grounding.index import LabelIndex
 from kgctl.grounding.matcher import Matcher
@@ -42,8 +42,8 @@ def _servers() -> dict[str, Any]:
         "kgctl-instantiation": instantiation_server(ir, EmbeddedStore(), paper_id="p1"),
         "kgctl-query": retrieval_server(QueryEngine(EmbeddedStore(), ir)),
         "kgctl-grounding": grounding_server(Matcher(index, THRESHOLDS)),
-        # no call reaches OPSIN here: every call of this test is refused before the tool runs
-        "kgctl-chemistry": chemistry_server(Opsin()),
+        # no call reaches a worker here: every call of this test is refused before the tool runs
+        "kgctl-chemistry": chemistry_server(Pool(size=1)),
     }
 
 

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from kgctl.chemistry.workers import DEADLINE_S, WORKERS, Pool
 from kgctl.toolserver.transport import serve, transport_options
 
 DEFAULT_PORT = 8768
@@ -71,14 +72,18 @@ def cbu(metal: tuple[str, ...], linker: tuple[str, ...], as_json: bool) -> None:
 
 @command.command()
 @transport_options(DEFAULT_PORT)
-def mcp(transport: str, host: str, port: int, session_idle: float) -> None:
+@click.option("--workers", type=click.IntRange(1, 64), default=WORKERS, show_default=True,
+              help="worker processes (each with its own OPSIN JVM): calls served at once")
+@click.option("--deadline", type=click.FloatRange(min=0.1), default=DEADLINE_S,
+              show_default=True, help="seconds a call may take; a longer one is stopped")
+def mcp(transport: str, host: str, port: int, session_idle: float, workers: int,
+        deadline: float) -> None:
     """Serve parse_names / describe_structure / derive_* over MCP (docs/mcp.md).
 
-    Example: kgctl chem mcp --transport http --port 8768
+    Example: kgctl chem mcp --transport http --port 8768 --deadline 5
     """
-    from kgctl.chemistry.opsin import Opsin
     from kgctl.chemistry.server import build_server
 
-    with Opsin() as opsin:
-        serve(build_server(opsin), transport=transport, host=host, port=port,
+    with Pool(size=workers, deadline=deadline) as pool:
+        serve(build_server(pool), transport=transport, host=host, port=port,
               session_idle=session_idle)

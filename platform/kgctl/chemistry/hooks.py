@@ -13,13 +13,17 @@ from pathlib import Path
 from kgctl.grounding.matcher import Matcher
 
 
-def structures(stack: contextlib.ExitStack, matcher: Matcher, *, reference: Path, mint: bool,
-               dry_run: bool):
-    """(structure tier lookup, minter or None); the OPSIN process lives as long as `stack`."""
+def structures(stack: contextlib.ExitStack, matcher: Matcher, *, reference: Path | None,
+               endpoint: str | None, mint: bool, dry_run: bool):
+    """(structure tier lookup, minter or None); the OPSIN process and the minter live as long
+    as `stack`. Minted species go into the `reference` folder or the `endpoint`."""
     from kgctl.chemistry.mint import Minter
     from kgctl.chemistry.opsin import Opsin
     from kgctl.chemistry.tier import StructureTier
 
     opsin = stack.enter_context(Opsin())
-    minter = Minter(matcher, opsin, reference, dry_run=dry_run) if mint else None
+    minter = None
+    if mint:
+        minter = Minter(matcher, opsin, reference, endpoint=endpoint, dry_run=dry_run)
+        stack.callback(minter.close)
     return StructureTier(matcher, opsin).lookup, minter

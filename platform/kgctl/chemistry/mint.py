@@ -34,12 +34,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import Literal, NamedNode, Quad, Store
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
 from kgctl.chemistry.names import Resolution, resolve
 from kgctl.chemistry.opsin import Opsin, opsin_jar
 from kgctl.chemistry.structure import CHARGED, Structure, uncharged
-from kgctl.errors import InputError, StoreError
+from kgctl.errors import InputError
 from kgctl.grounding.matcher import Candidate, Matcher
 from kgctl.grounding.normalise import hill_formula, squeeze
 from kgctl.grounding.reference import (
@@ -53,8 +53,13 @@ from kgctl.grounding.reference import (
     SKOS_ALT,
     SPECIES_BASE,
 )
+from kgctl.store import open_store
+from kgctl.store.base import GraphStore
 
 PROV = "http://www.w3.org/ns/prov#"
+GENERATED_BY, USED = NamedNode(PROV + "wasGeneratedBy"), NamedNode(PROV + "used")
+# SELECT, not ASK: Virtuoso answers ASK with a row of solutions, not a boolean
+RECORDED = "SELECT ?r WHERE { GRAPH ?g { ?s ?generated ?r . ?r ?used ?e } } LIMIT 1"
 MINTED_BASE = SPECIES_BASE + "inchikey/"
 METHOD = "minted"
 EXACT_METHODS = ("exact", "squeezed", "abbreviation")
@@ -139,15 +144,15 @@ def evidence(resolution: Resolution, stated: Sequence[str]) -> tuple[str, str | 
 class Minter:
     """Proposes minted species for entities no tier grounds, and writes them."""
 
-    def __init__(self, matcher: Matcher, opsin: Opsin, reference: Path, *,
-                 dry_run: bool = False) -> None:
+    def __init__(self, matcher: Matcher, opsin: Opsin, reference: Path | None = None, *,
+                 endpoint: str | None = None, dry_run: bool = False) -> None:
         self.matcher = matcher
         self.opsin = opsin
-        self.reference = Path(reference)
+        self.reference, self.endpoint = reference, endpoint  # written into: a folder or a URL
         self.dry_run = dry_run
         self.written: list[Minted] = []  # species newly written by this minter
         self.known: dict[str, Minted] = {}  # InChIKey -> species minted in this run
-        self._store: Store | None = None
+        self._store: GraphStore | None = None
 
     def mint(self, paper: str, entity: str, names: Sequence[str]) -> Candidate | None:
         """The minted species of an entity no tier grounds (written unless a dry run)."""
@@ -188,21 +193,24 @@ class Minter:
         return any(c.method in EXACT_METHODS for c in found.candidates)
 
     def write(self, minted: Minted) -> bool:
-        """Add the species and its provenance record in one transaction; False if both are
-        there already."""
+        """Add the species and its provenance record in one transaction, through the store's
+        own import (staged on a remote store); False if the record is there already."""
         if self._store is None:
-            try:
-                self._store = Store(str(self.reference))
-            except OSError as exc:
-                raise StoreError(f"cannot open the reference store {self.reference} to mint "
-                                 f"(is a server holding it?): {exc}") from exc
-        store = self._store
+            self._store = open_store(path=self.reference, endpoint=self.endpoint)
         quads = list(minted_quads(minted))
-        if all(q in store for q in quads):
+        record = next(q.object for q in quads if q.predicate == GENERATED_BY)
+        if list(self._store.query(RECORDED, bindings={
+                "g": MINTED_GRAPH, "s": NamedNode(minted.iri), "generated": GENERATED_BY,
+                "r": record, "used": USED, "e": NamedNode(minted.entity)})):
             return False
-        store.extend(quads)
-        store.flush()
+        self._store.import_data(serialize(quads, format=RdfFormat.N_QUADS),
+                                format=RdfFormat.N_QUADS)
         return True
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 def versions() -> dict[str, str]:
@@ -230,9 +238,9 @@ def minted_quads(minted: Minted) -> Iterator[Quad]:
         yield Quad(node, OS_VALUE, Literal(value), g)
     key = hashlib.sha256(f"{minted.paper}\n{minted.entity}".encode()).hexdigest()[:16]
     record = NamedNode(f"{minted.iri}/minting/{key}")
-    yield Quad(s, NamedNode(PROV + "wasGeneratedBy"), record, g)
+    yield Quad(s, GENERATED_BY, record, g)
     yield Quad(record, RDF_TYPE, NamedNode(PROV + "Activity"), g)
-    yield Quad(record, NamedNode(PROV + "used"), NamedNode(minted.entity), g)
+    yield Quad(record, USED, NamedNode(minted.entity), g)
     yield Quad(record, NamedNode(KGREF + "paper"), Literal(minted.paper), g)
     for name in minted.names:
         yield Quad(record, NamedNode(KGREF + "fromName"), Literal(name), g)

@@ -1,27 +1,28 @@
 """The chemistry MCP server: names to structures, identifiers and building units, offline.
 
 Built on kgctl's `ToolServer` (one error shape, input limits, annotations, the shared
-transports). The OPSIN JVM starts on the first call that needs it, so `initialize` answers at
-once. A missing optional part (Java, RDKit) is a refusal with the envelope, like every other.
+transports). Every call runs in a pool of killable workers (`workers.Pool`) with a deadline, so
+a name that would keep OPSIN busy for a minute is stopped and other sessions' calls go on; the
+work a name or a SMILES string may cause is bounded before that (`bounds`). The workers start
+in the background, so `initialize` answers at once. A missing optional part (Java, RDKit) is a
+refusal with the envelope, like every other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
-from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
 
-from kgctl.chemistry.cbu import derive_units
+from kgctl.chemistry.bounds import MAX_ATOMS, MAX_EXPANSION, atoms, expansion
 from kgctl.chemistry.errors import ChemistryUnavailable
-from kgctl.chemistry.linker import derive_linker
-from kgctl.chemistry.names import resolve
-from kgctl.chemistry.opsin import MAX_NAME_CHARS, Opsin
-from kgctl.chemistry.structure import describe
+from kgctl.chemistry.opsin import MAX_NAME_CHARS
+from kgctl.chemistry.workers import DeadlineExceeded, Pool
 from kgctl.feedback import Envelope
 from kgctl.toolserver.limits import Limits
-from kgctl.toolserver.server import READ, ToolServer, error_result, ok_result
+from kgctl.toolserver.server import READ, ToolServer, error_result
 
 MAX_NAMES = 20
 MAX_SMILES = 2000
@@ -37,40 +38,62 @@ INSTRUCTIONS = (
 )
 
 
-class NotFound(BaseModel):
-    found: bool = False
-    message: str
+def build_server(pool: Pool) -> ToolServer:
+    """The server; `pool` (not yet started) is started in the background and serves every call."""
+    server = ToolServer("kgctl-chemistry", instructions=INSTRUCTIONS, limits=LIMITS,
+                        setup=pool.start)
 
-
-def build_server(opsin: Opsin) -> ToolServer:
-    server = ToolServer("kgctl-chemistry", instructions=INSTRUCTIONS, limits=LIMITS)
-
-    def answer(fn: Callable[[], BaseModel]) -> CallToolResult:
+    def answer(task: str, *args: Any) -> CallToolResult:
         try:
-            return ok_result(fn())
+            answer = pool.call(task, *args)
+            return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))],
+                                  structured_content=answer)
         except ChemistryUnavailable as exc:
             return error_result(Envelope(code="unavailable", message=str(exc),
                                          retryable=False))
+        except DeadlineExceeded as exc:
+            return error_result(Envelope(code="timeout", message=f"{task}: {exc} (at most "
+                                         f"{pool.deadline:g} s per call)",
+                                         hint="retry later, or give a simpler name"))
+
+    def names_within(field: str, names: list[str]) -> CallToolResult | None:
+        for i, name in enumerate(names):
+            if (size := expansion(name)) > MAX_EXPANSION:
+                return error_result(_too_much(f"{field}[{i}]", size, f"the name multiplies "
+                                              f"one group {size} times; at most "
+                                              f"{MAX_EXPANSION}"))
+        return None
+
+    def smiles_within(smiles: str) -> CallToolResult | None:
+        if (size := atoms(smiles)) > MAX_ATOMS:
+            return error_result(_too_much("smiles", size, f"{size} atoms; at most {MAX_ATOMS}"))
+        return None
 
     @server.tool(annotations=READ)
     def parse_names(names: Names) -> CallToolResult:
         """Structure (SMILES, InChI, InChIKey, Hill formula) the names agree on."""
-        return answer(lambda: resolve(opsin, names))
+        return names_within("names", names) or answer("parse_names", names)
 
     @server.tool(annotations=READ)
     def describe_structure(smiles: Smiles) -> CallToolResult:
         """Canonical SMILES, InChI, InChIKey and Hill formula of a structure."""
-        return answer(lambda: describe(smiles) or NotFound(message="not a readable SMILES"))
+        return smiles_within(smiles) or answer("describe_structure", smiles)
 
     @server.tool(annotations=READ)
     def derive_linker_unit(smiles: Smiles) -> CallToolResult:
         """The organic building unit of a linker: binding groups removed and counted."""
-        return answer(lambda: derive_linker(smiles)
-                      or NotFound(message="no carboxylate, sulfonate, phosphonate or azole"))
+        return smiles_within(smiles) or answer("derive_linker_unit", smiles)
 
     @server.tool(annotations=READ)
     def derive_building_units(metal_names: Names, linker_names: Names) -> CallToolResult:
         """Metal and linker building units of a MOP from its precursors' names."""
-        return answer(lambda: derive_units(opsin, metal=metal_names, linker=linker_names))
+        return (names_within("metal_names", metal_names)
+                or names_within("linker_names", linker_names)
+                or answer("derive_building_units", metal_names, linker_names))
 
     return server
+
+
+def _too_much(field: str, size: int, message: str) -> Envelope:
+    return Envelope(code="too_large", field=field, value=size, message=message,
+                    hint="this is no precursor or linker a paper names; leave it out")

@@ -25,7 +25,6 @@ from kgctl.errors import InputError
 from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import BASE, paper_of_graph, slug
-from kgctl.store.sparql import data_update
 
 DEDUP_GRAPH = NamedNode(BASE + "dedup")
 DEDUP_PROVENANCE = NamedNode(BASE + "dedup/provenance")
@@ -285,8 +284,8 @@ def run(
     if not dry_run:
         progress("writing the dedup graph")
         old_reviews = _review_quads(store)
-        store.update(data_update(drop=[DEDUP_GRAPH, DEDUP_PROVENANCE],
-                                 insert=sorted(set(out_quads + old_reviews), key=str)))
+        store.replace_graphs([DEDUP_GRAPH, DEDUP_PROVENANCE],
+                             sorted(set(out_quads + old_reviews), key=str))
     return summaries
 
 

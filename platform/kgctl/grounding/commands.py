@@ -111,9 +111,9 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
     if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
         raise InputError("give --store PATH or --store-endpoint URL, and --paper ID or --all "
                          "(see --help)")
-    if mint and (not structures or endpoint is not None):
-        raise InputError("--mint needs --structures and an embedded reference store (not "
-                         "--endpoint): minted species are written into it")
+    if mint and not structures:
+        raise InputError("--mint needs --structures: minted species are written into the "
+                         "reference (--reference, or --endpoint with update rights)")
     store = open_store(path=store_path, endpoint=store_endpoint, create=False)
     try:
         known = store.papers()
@@ -130,8 +130,9 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
                 if hook is None:
                     raise InputError("--structures: the domain pack names no 'structures' "
                                      "hook")
-                tier, minter = hook(stack, matcher, reference=reference or default_reference(),
-                                    mint=mint, dry_run=dry_run)
+                tier, minter = hook(stack, matcher, endpoint=endpoint, mint=mint,
+                                    reference=None if endpoint else
+                                    reference or default_reference(), dry_run=dry_run)
             decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
                                     structures=tier, mint=minter.mint if minter else None)
     finally:

@@ -104,6 +104,10 @@ class GraphStore(Protocol):
     def replace_paper(self, paper_id: str, quads: Iterable[Quad]) -> None:
         """Atomically replace a paper's graph and provenance graph by `quads` (replay)."""
 
+    def replace_graphs(self, graphs: Iterable[NamedNode], quads: Iterable[Quad]) -> None:
+        """Atomically replace the named `graphs` by `quads` (each in one of them), however
+        many: what the batch stages write (dedup graph, review decisions)."""
+
     def drop(self, paper_id: str) -> None:
         """Remove a paper's graph and its provenance; unknown paper is a StoreError."""
 

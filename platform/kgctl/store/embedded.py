@@ -38,7 +38,7 @@ from kgctl.store.base import CallRecord, QueryResult, Term
 from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_literal
 from kgctl.store.sparql import bind, data_update
-from kgctl.store.transaction import check_paper_id, plan_write
+from kgctl.store.transaction import check_paper_id, check_within, plan_write
 from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
 
 
@@ -191,8 +191,13 @@ class EmbeddedStore:
         check_paper_id(paper_id)
         with self._lock:
             self._last_seq.pop(paper_id, None)
-            self._apply(data_update(
-                drop=[graph_iri(paper_id), provenance_graph_iri(paper_id)], insert=quads))
+            self.replace_graphs([graph_iri(paper_id), provenance_graph_iri(paper_id)], quads)
+
+    def replace_graphs(self, graphs: Iterable[NamedNode], quads: Iterable[Quad]) -> None:
+        graphs, quads = list(graphs), list(quads)
+        check_within(graphs, quads)
+        with self._lock:
+            self._apply(data_update(drop=graphs, insert=quads))
 
     def drop(self, paper_id: str) -> None:
         with self._lock:

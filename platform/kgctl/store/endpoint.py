@@ -2,11 +2,15 @@
 `settings`, lost answers retried, results parsed into pyoxigraph objects, row caps detected.
 
 Every request kgctl itself sends is idempotent (reads; updates that insert or delete fixed
-data or copy staged graphs), so a lost answer (dropped connection, timeout) is retried.
-Updates a caller writes by hand are not retried. Server quirks handled here, each standard on
-the wire: solutions are asked as XML first (Virtuoso writes large JSON results 4x slower), blank
-nodes labelled ``nodeID://…`` (Virtuoso) are renamed to valid labels, and a result cut at the
-server's row cap (``X-SPARQL-MaxRows``) raises `RowCapError`.
+data or copy staged graphs), so a lost answer (dropped connection, timeout) is retried, each
+retry after a wait or a lost answer announced by one `warning:` line on stderr (a refused
+connection is retried at once, quietly). Connecting may take `CONNECT_TIMEOUT_S`, an
+answer `settings.timeout` (30 s unless configured); an answer that does not come is waited for
+twice at most, so a server that accepts connections and never answers costs a minute, not
+several. Updates a caller writes by hand are not retried. Server quirks handled here, each
+standard on the wire: solutions are asked as XML first (Virtuoso writes large JSON results 4x
+slower), blank nodes labelled ``nodeID://…`` (Virtuoso) are renamed to valid labels, and a
+result cut at the server's row cap (``X-SPARQL-MaxRows``) raises `RowCapError`.
 
 >>> fix_node_ids(b'{"s": {"type": "bnode", "value": "nodeID://b1"}}')
 b'{"s": {"type": "bnode", "value": "vb1"}}'
@@ -19,6 +23,7 @@ b'_:vb7 <http://p> "x" .'
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Sequence
 
@@ -32,7 +37,9 @@ from kgctl.store.settings import EndpointSettings
 HTTP_ERROR = 400
 MAX_ERROR_CHARS = 300
 RETRIES = 3
+TIMEOUT_RETRIES = 1  # of a request whose answer did not come in time
 BACKOFF_S = 0.1
+CONNECT_TIMEOUT_S = 5.0
 SOLUTIONS = "application/sparql-results+xml, application/sparql-results+json;q=0.9"
 TRIPLES = "application/n-triples, text/plain;q=0.5"
 CAP_HEADER = "x-sparql-maxrows"
@@ -63,28 +70,38 @@ class Endpoint:
     """One HTTP client for the query and update URLs of a store."""
 
     def __init__(self, query_url: str, update_url: str, *, settings: EndpointSettings,
-                 timeout: float) -> None:
+                 timeout: float | None = None) -> None:
         self.query_url, self.update_url = query_url, update_url
-        self._http = httpx.Client(timeout=timeout, auth=settings.httpx_auth(),
-                                  headers=settings.headers())
+        self.timeout = timeout or settings.timeout
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT_S, self.timeout)),
+            auth=settings.httpx_auth(), headers=settings.headers())
 
     def close(self) -> None:
         self._http.close()
 
     def send(self, method: str, url: str, *, retry: bool = True, **request) -> httpx.Response:
+        late = 0
         for attempt in range(RETRIES + 1):
             try:
                 response = self._http.request(method, url, **request)
                 break
-            except httpx.ConnectError as exc:  # nothing was sent: never applied
-                error: httpx.HTTPError = exc
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # nothing was sent
+                refused = isinstance(exc, httpx.ConnectError)
+                error = str(exc) or f"no connection within {CONNECT_TIMEOUT_S:g} s"
             except httpx.HTTPError as exc:  # sent, answer lost: applied or not
+                refused = False
                 if not retry:
                     raise StoreError(f"lost the answer of {url} ({exc}): the update may or may "
                                      "not have been applied") from None
-                error = exc
-            if attempt == RETRIES:
+                late += isinstance(exc, httpx.TimeoutException)
+                error = f"no answer within {self.timeout:g} s" \
+                    if isinstance(exc, httpx.TimeoutException) else str(exc)
+            if attempt == RETRIES or late > TIMEOUT_RETRIES:
                 raise StoreError(f"cannot reach SPARQL endpoint {url}: {error}") from None
+            if not refused:  # a refusal is retried at once and quietly; a wait is told
+                print(f"warning: SPARQL endpoint {url}: {error}; retrying ({attempt + 1} of "
+                      f"{RETRIES})", file=sys.stderr, flush=True)
             time.sleep(BACKOFF_S * 2 ** attempt)
         if response.status_code >= HTTP_ERROR:
             detail = " ".join(response.text.split())[:MAX_ERROR_CHARS]

@@ -3,7 +3,8 @@ environment or a config file, never only from the command line (where other user
 
 Environment (wins over the file): ``KGCTL_ENDPOINT_TOKEN`` (bearer), ``KGCTL_ENDPOINT_USER`` +
 ``KGCTL_ENDPOINT_PASSWORD`` with ``KGCTL_ENDPOINT_AUTH`` = ``basic`` (default) or ``digest``,
-``KGCTL_ENDPOINT_MAX_QUADS`` / ``KGCTL_ENDPOINT_MAX_BYTES`` (request size). The file is
+``KGCTL_ENDPOINT_MAX_QUADS`` / ``KGCTL_ENDPOINT_MAX_BYTES`` (request size),
+``KGCTL_ENDPOINT_TIMEOUT`` (seconds to wait for an answer). The file is
 ``$KGCTL_ENDPOINT_CONFIG`` or ``~/.config/kgctl/endpoints.toml``: one table per endpoint URL
 (the longest matching URL prefix applies) with the same keys in lower case, without the prefix.
 
@@ -24,14 +25,14 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgctl.errors import InputError
 
 ENV_PREFIX = "KGCTL_ENDPOINT_"
 CONFIG_ENV = "KGCTL_ENDPOINT_CONFIG"
 DEFAULT_CONFIG = Path("~/.config/kgctl/endpoints.toml")
-KEYS = ("token", "user", "password", "auth", "max_quads", "max_bytes")
+KEYS = ("token", "user", "password", "auth", "max_quads", "max_bytes", "timeout")
 
 
 class EndpointSettings(BaseModel):
@@ -44,6 +45,7 @@ class EndpointSettings(BaseModel):
     auth: Literal["basic", "digest"] = "basic"
     max_quads: int = 1000  # Virtuoso 7 compiles updates of a few thousand quads at most
     max_bytes: int = 1_000_000
+    timeout: float = Field(default=30.0, gt=0)  # seconds for an answer (connecting: 5 s)
 
     def httpx_auth(self) -> httpx.Auth | None:
         if self.token is not None:

@@ -48,6 +48,23 @@ def check_record(record: CallRecord) -> None:
 
 
 
+def check_within(graphs: list[NamedNode], quads: list[Quad]) -> None:
+    """Quads of a graph replacement: each in one of the graphs, no blank nodes.
+
+    >>> from pyoxigraph import Literal
+    >>> g = NamedNode("http://g")
+    >>> check_within([g], [Quad(g, g, Literal("x"), NamedNode("http://h"))])
+    Traceback (most recent call last):
+    kgctl.errors.InputError: a quad outside the graphs replaced: <http://h>
+    """
+    names = set(graphs)
+    for quad in quads:
+        if quad.graph_name not in names:
+            raise InputError(f"a quad outside the graphs replaced: {quad.graph_name}")
+        if isinstance(quad.subject, BlankNode) or isinstance(quad.object, BlankNode):
+            raise InputError(f"blank nodes are not stored (mint an IRI): {quad}")
+
+
 def checked_triples(triples: Iterable[Triple], what: str) -> list[Triple]:
     out = list(triples)
     for triple in out:

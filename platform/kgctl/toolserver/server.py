@@ -57,6 +57,7 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True,
 _CODES = {"missing": "required_missing", "literal_error": "enum_value", "enum": "enum_value",
           "greater_than_equal": "range", "less_than_equal": "range", "greater_than": "range",
           "less_than": "range", "extra_forbidden": "unknown_argument"}
+_TOO_LONG = {"string_too_long": "characters", "too_long": "items"}
 _EMPTY = ("prompts/list", "prompts/get", "resources/list", "resources/read",
           "resources/templates/list")
 DEFAULT_LIMITS = Limits()
@@ -270,6 +271,11 @@ def _failure(tool: str, exc: ToolError) -> Envelope:
         error = cause.errors(include_url=False)[0]
         field = ".".join(str(part) for part in error["loc"])
         allowed = error.get("ctx", {}).get("expected", ())
+        if error["type"] in _TOO_LONG:  # the size only, never the text (docs/mcp.md)
+            size = len(error["input"])
+            return Envelope(code="too_large", field=field or None, value=size,
+                            message=f"{size} {_TOO_LONG[error['type']]}; at most "
+                                    f"{error.get('ctx', {}).get('max_length')}")
         return Envelope(code=_CODES.get(error["type"], "datatype"), field=field or None,
                         value=None if error["type"] == "missing" else error.get("input"),
                         message=error["msg"],

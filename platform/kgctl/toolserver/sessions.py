@@ -29,10 +29,11 @@ from typing import Any, Generic, TypeVar
 
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from kgctl.toolserver.admission import MAX_SESSIONS
+
 StateT = TypeVar("StateT")
 
 SESSION_IDLE_SECONDS = 30 * 60.0  # the SDK's idle timeout of HTTP sessions, kept in step
-MAX_SESSIONS = 1_000
 LOCAL = "local"  # the one peer of a stdio or in-process server
 
 
