@@ -52,7 +52,7 @@ def test_cli_lookup_over_http_and_last_good_cache(reference, tmp_path):
     cache = str(tmp_path / "cache")
     runner = CliRunner()
     try:
-        result = runner.invoke(cli, ["ground", "--endpoint", url, "--cache-dir", cache,
+        result = runner.invoke(cli, ["ground", "--reference-endpoint", url, "--cache-dir", cache,
                                      "lookup", "DMF", "Ethanol", "copper (II) chloride",
                                      "zzzz qqqq", "--json"])
     finally:
@@ -64,11 +64,11 @@ def test_cli_lookup_over_http_and_last_good_cache(reference, tmp_path):
     assert found[0]["match"]["method"] == "abbreviation"
     assert len(found[1]["candidates"]) >= 2
     # the server is gone: a refresh fails with one line, the last good cache still answers
-    failed = runner.invoke(cli, ["ground", "--endpoint", url, "--cache-dir", cache,
+    failed = runner.invoke(cli, ["ground", "--reference-endpoint", url, "--cache-dir", cache,
                                  "--refresh", "lookup", "ethanol"])
     assert failed.exit_code == 2 and "unreachable" in failed.output
     assert "Traceback" not in failed.output
-    kept = runner.invoke(cli, ["ground", "--endpoint", url, "--cache-dir", cache,
+    kept = runner.invoke(cli, ["ground", "--reference-endpoint", url, "--cache-dir", cache,
                                "lookup", "ethanol", "--json"])
     assert kept.exit_code == 0, kept.output
     assert json.loads(kept.stdout)[0]["match"]["iri"] == iri("64-17-5")
@@ -105,7 +105,7 @@ def test_bad_input_gives_one_clear_error(reference, tmp_path):
         result = runner.invoke(cli, [*base, name])
         assert result.exit_code == 2 and message in result.output
         assert "Traceback" not in result.output
-    dead = runner.invoke(cli, ["ground", "--endpoint", "http://127.0.0.1:9/query",
+    dead = runner.invoke(cli, ["ground", "--reference-endpoint", "http://127.0.0.1:9/query",
                                "--cache-dir", str(tmp_path / "x"), "lookup", "ethanol"])
     assert dead.exit_code == 2 and "unreachable" in dead.output
     source = EmbeddedSource(reference)

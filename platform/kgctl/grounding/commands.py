@@ -57,7 +57,8 @@ def _source_options(command):
         click.option("--class", "class_name", default="Species", show_default=True,
                      help="Target class (its spec in the domain pack's grounding/)."),
         domain_option,
-        click.option("--endpoint", help="SPARQL endpoint URL of the reference KG."),
+        click.option("--reference-endpoint", "endpoint", metavar="URL",
+                     help="SPARQL endpoint URL of the reference KG (instead of --reference)."),
         click.option("--reference", type=click.Path(path_type=Path),
                      help="Embedded reference store (default: $KGCTL_REFERENCE)."),
         click.option("--cache-dir", type=click.Path(path_type=Path),
@@ -72,7 +73,7 @@ def _source_options(command):
 @_source_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="The kgctl store holding the paper graphs.")
-@click.option("--store-endpoint", metavar="URL",
+@click.option("--endpoint", "store_endpoint", metavar="URL",
               help="SPARQL endpoint URL of a remote paper store instead of --store.")
 @click.option("--paper", "papers", multiple=True, help="Paper id (repeatable).")
 @click.option("--all", "all_papers", is_flag=True, help="Every paper in the store.")
@@ -109,11 +110,11 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
     from kgctl.store import open_store
 
     if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
-        raise InputError("give --store PATH or --store-endpoint URL, and --paper ID or --all "
+        raise InputError("give --store PATH or --endpoint URL, and --paper ID or --all "
                          "(see --help)")
     if mint and not structures:
         raise InputError("--mint needs --structures: minted species are written into the "
-                         "reference (--reference, or --endpoint with update rights)")
+                         "reference (--reference, or --reference-endpoint with update rights)")
     store = open_store(path=store_path, endpoint=store_endpoint, create=False)
     try:
         known = store.papers()
@@ -200,7 +201,7 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
     """Propose a grounding spec from the endpoint's own evidence for --class (an IRI or a
     known class name): label-like and identifier-like predicates with counts and examples.
 
-    Example: kgctl ground --endpoint http://127.0.0.1:7879/query --class Species inspect
+    Example: kgctl ground --reference-endpoint http://127.0.0.1:7879/query --class Species inspect
     """
     import yaml
 
