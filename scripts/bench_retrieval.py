@@ -19,8 +19,8 @@ from pathlib import Path
 
 from kgctl.ontology.loader import default_ir
 from kgctl.retrieval.benchmark import Report, evaluate, load_questions, run_workflow
-from kgctl.retrieval.commands import open_store
 from kgctl.retrieval.engine import QueryEngine
+from kgctl.retrieval.loading import open_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION_SETS = {
@@ -40,7 +40,7 @@ def main() -> None:
     if not args.store and not args.data:
         parser.error("give --store DIR (e.g. after `kgctl demo --workdir DIR`) or --data FILE")
     data = tuple(args.data or ())
-    store = open_store(args.store, data)
+    store = open_graph(args.store, data)
     t0 = time.perf_counter()
     engine = QueryEngine(store, default_ir())
     startup_ms = (time.perf_counter() - t0) * 1000

@@ -10,12 +10,14 @@ import click
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, serialize
 
 from kgctl.errors import InputError
+from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.loader import default_ir
+from kgctl.ontology.options import ir_from_options, ontology_options
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
-from kgctl.store import open_store as open_any
+from kgctl.retrieval.loading import open_graph, stored_tbox
+from kgctl.retrieval.templates import BUNDLED_TEMPLATES
 from kgctl.store.base import GraphStore
-from kgctl.store.embedded import EmbeddedStore
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
 
@@ -28,32 +30,19 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
                  "describe_entity")
 
 
-def open_store(store: Path | None, data: tuple[Path, ...], endpoint: str | None = None
-               ) -> GraphStore:
-    if endpoint is not None:
-        if store is not None or data:
-            raise InputError("give --endpoint or --store/--data, not both")
-        return open_any(endpoint=endpoint)
-    if store is None and not data:
-        raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
-    return load_files(EmbeddedStore(store), data)
-
-
-def load_files(opened: EmbeddedStore, data: tuple[Path, ...]) -> EmbeddedStore:
-    for path in data:
-        try:
-            opened.import_data(path.read_bytes())
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        except SyntaxError as exc:
-            raise InputError(f"{path}: not valid TriG: {exc}") from None
-    return opened
+def build_engine(graph: GraphStore, ir: OntologyIR | None, *,
+                 templates: Path | None = BUNDLED_TEMPLATES) -> QueryEngine:
+    """The engine over `graph` with the T-Box `ir` (from --ontology), else the one stored in
+    the graph, else the bundled one; `templates` is the folder of template files (or None)."""
+    return QueryEngine(graph, ir or stored_tbox(graph) or default_ir(), templates=templates)
 
 
 store_options = [
     click.option("--store", type=click.Path(path_type=Path), help="on-disk store directory"),
     click.option("--data", multiple=True, type=click.Path(path_type=Path),
-                 help="TriG file loaded into the store first (repeatable)"),
+                 help="RDF file (TriG, N-Quads, Turtle, N-Triples, RDF/XML) queried with the "
+                      "store, in memory: never written to it; blank nodes are skolemised "
+                      "(repeatable)"),
     click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store"),
 ]
 
@@ -91,7 +80,7 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         raise InputError(f"{sparql_file} is empty")
     if store is not None and not store.is_dir():
         raise InputError(f"no store at {store}")  # a query never creates one
-    graph = open_store(store, data, endpoint)
+    graph = open_graph(store, data, endpoint)
     try:
         results = graph.query(text, union=True)
         if isinstance(results, QueryBoolean):
@@ -119,16 +108,22 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 
 
 @command.command(name="shell")
-@click.option("--template", required=True, help="template to start from, e.g. synthesis")
+@click.option("--template", help="template to start from (default: list the templates)")
 @with_store
-def shell(template: str, store: Path | None, data: tuple[Path, ...],
-          endpoint: str | None) -> None:
+@ontology_options
+def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
+          endpoint: str | None, **options) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
+    Without --template it prints the templates the graph offers.
 
-    Example: kgctl query shell --template synthesis --data graph.trig
+    Example: kgctl query shell --template sensor --data station.ttl --ontology sosa.ttl
     """
-    engine = QueryEngine(open_store(store, data, endpoint), default_ir())
+    ir = ir_from_options(options)
+    engine = build_engine(open_graph(store, data, endpoint), ir)
+    if template is None:
+        click.echo(engine.list_templates().model_dump_json(indent=2))
+        return
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
     if view is None:
         raise InputError(f"cannot start from template {template!r}")
@@ -160,27 +155,23 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...],
 
 @command.command(name="serve")
 @with_store
+@ontology_options
 @transport_options(DEFAULT_PORT)
 def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
-          host: str, port: int, session_idle: float) -> None:
+          host: str, port: int, session_idle: float, **options) -> None:
     """Serve the query-building tools over MCP; the store and indexes load in the background.
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
-    Example: kgctl query serve --store ./kg --transport http
+    Example: kgctl query serve --store ./kg --transport http --ontology sosa.ttl --no-profile
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
-    if endpoint is not None:
-        graph = open_store(store, data, endpoint)
-        server = build_server(lambda: QueryEngine(graph, default_ir()))
-    else:
-        if store is None and not data:
-            raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
-        missing = [str(path) for path in data if not path.is_file()]
-        if missing:
-            raise InputError(f"cannot read {', '.join(missing)}: no such file")
-        local = EmbeddedStore(store)  # a locked store fails here, before serving
-        server = build_server(lambda: QueryEngine(load_files(local, data), default_ir()))
+    missing = [str(path) for path in data if not path.is_file()]
+    if missing:
+        raise InputError(f"cannot read {', '.join(missing)}: no such file")
+    ir = ir_from_options(options)  # a bad T-Box fails here, before serving
+    graph = open_graph(store, data, endpoint)  # so does a locked store
+    server = build_server(lambda: build_engine(graph, ir))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

@@ -1,9 +1,16 @@
 """State and checks shared by the retrieval tools: the store, the schema view, the containers,
-name resolution with feedback, and the commit rule (parse back, dry-run, non-empty)."""
+name resolution with feedback, and the commit rule (parse back, dry-run, non-empty).
+
+The engine is built from a store, the IR of its T-Box and a folder of template files (or None):
+what the data shows (the mined schema graph, class counts, label predicates) is read from the
+store and read again when the store has changed (checked at most every ``REFRESH_SECONDS``, at
+the exploration tools and ``new_query``).
+"""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pyoxigraph as ox
 
@@ -13,29 +20,51 @@ from kgctl.retrieval.containers import Container, ContainerRegistry
 from kgctl.retrieval.drafts import Draft, common_ancestor, valid_name
 from kgctl.retrieval.feedback import QueryView, reject
 from kgctl.retrieval.labels import LabelIndex
+from kgctl.retrieval.mining import Mined, merge
 from kgctl.retrieval.prune import prune
 from kgctl.retrieval.schema import RDFS_LABEL, XSD, Schema
-from kgctl.retrieval.stats import StoreStats
-from kgctl.retrieval.templates import Template, load_templates
+from kgctl.retrieval.stats import StoreStats, fingerprint
+from kgctl.retrieval.templates import BUNDLED_TEMPLATES, Template, load_templates
 from kgctl.store.base import GraphStore
 
 _PARSER = ox.Store()  # empty: parses queries back without touching data
+REFRESH_SECONDS = 2.0
 
 
 class EngineCore:
-    """One store and one IR; `session` keys the containers."""
+    """One store, the IR of its T-Box and a template folder; `session` keys the containers."""
 
     def __init__(self, store: GraphStore, ir: OntologyIR, *,
+                 templates: Path | None = BUNDLED_TEMPLATES,
                  registry: ContainerRegistry[Draft] | None = None):
         self.store = store
-        self.ir = ir
-        self.stats = StoreStats.collect(store)
-        self.schema = Schema(ir, property_counts=self.stats.property_counts)
-        self.templates: dict[str, Template] = load_templates(self.schema)
-        self.labels = LabelIndex.build(store, self.schema)
+        self.tbox = ir
+        self.template_folder = templates
         self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
-        self.prefixes = tuple(sorted(ir.prefixes.items()))
         self.dry_run_ms: list[float] = []
+        self._read_data()
+
+    def _read_data(self) -> None:
+        """Mine the schema graph, count classes, index labels and load the templates."""
+        self._state = fingerprint(self.store)
+        self._checked = time.monotonic()
+        self.stats = StoreStats.collect(self.store)
+        mined = Mined.read(self.store)
+        self.ir = merge(self.tbox, mined)
+        self.schema = Schema(self.ir, mined=mined)
+        self.templates: dict[str, Template]
+        self.templates, self.skipped_templates = load_templates(self.schema,
+                                                                folder=self.template_folder)
+        self.labels = LabelIndex.build(self.store, self.schema)
+        self.prefixes = tuple(sorted(self.ir.prefixes.items()))
+
+    def refresh(self) -> None:
+        """Read the data again when the store has changed since it was read."""
+        if time.monotonic() - self._checked < REFRESH_SECONDS:
+            return
+        self._checked = time.monotonic()
+        if fingerprint(self.store) != self._state:
+            self._read_data()
 
     # -- the commit rule ----------------------------------------------------------------------
     def _commit(self, session: str, query_id: str, old: Draft, new: Draft,

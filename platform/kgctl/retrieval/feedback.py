@@ -112,6 +112,8 @@ class EntityMatches(Frozen):
     query: str
     candidates: tuple[Option, ...]
     ambiguous: bool
+    no_match: bool = False  # no label scores MATCH_THRESHOLD or more: nothing is offered
+    label_properties: tuple[str, ...] = ()  # the predicates searched (CURIEs)
 
 
 class Statement(Frozen):
