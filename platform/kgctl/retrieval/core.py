@@ -169,11 +169,16 @@ class EngineCore:
                          sparql=draft.sparql())
         return iri
 
-    def _range_class(self, name: str) -> str:
+    def _range_class(self, name: str, subject: str = "") -> str:
+        """What `?s name ?o` binds ?o to: the range class, or the datatype of the values (the
+        T-Box's, else the data's, also for an object property the data fills with literals)."""
         info = self.ir.properties.get(self.schema.expand(name))
-        if info is None or not info.range:
+        if info is None:
             return XSD + "string"
-        return info.range[0]
+        if self.schema.holds_literals(info):
+            return self.schema.datatype_of(info, self.schema.type_constraint(subject))
+        classes = self.schema.end_classes(info, inverse=False)
+        return classes[0] if classes else XSD + "string"
 
     def _domain_class(self, info: PropertyInfo | None) -> str:
         return info.domain[0] if info and len(info.domain) == 1 else (

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from kgctl.ontology.ir import QuantityKind
+from kgctl.retrieval.comparisons import comparable, ordered
 from kgctl.retrieval.core import EngineCore
 from kgctl.retrieval.drafts import (
     Draft,
@@ -25,7 +26,7 @@ from kgctl.retrieval.drafts import (
 from kgctl.retrieval.feedback import QueryView, Rejected, reject
 from kgctl.retrieval.model import Bind, Element, Filter, Group, Minus, Values
 from kgctl.retrieval.schema import NUMERIC_TYPES, RDFS_LABEL, XSD, snake
-from kgctl.retrieval.terms import COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
+from kgctl.retrieval.terms import CASTS, COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
 from kgctl.retrieval.units import conversion, convertible_units, to_base, to_unit
 
 RELATIVE_TOLERANCE = 1e-9  # unit conversion round-off on range bounds
@@ -87,8 +88,10 @@ class FilterTools(EngineCore):
                 if var not in required_variables(draft):  # unbound differs from the value too
                     test = BinOp(op="||", left=Not(expr=Call(name="BOUND", args=(Var(name=var),))),
                                  right=test)
+            note = cast_note(test.right if isinstance(test, BinOp) and test.op == "||" else
+                             test.expr if isinstance(test, Not) else test)
             return self._commit(session, query_id, draft, add(draft, Filter(expr=test)),
-                                f"filter on ?{var}{' (negated)' if negate else ''}")
+                                f"filter on ?{var}{' (negated)' if negate else ''}{note}")
         prop = self._property(property, draft, var)
         items, target, datatype, variables = self._value_chain(draft, var, prop, property,
                                                                reuse=not negate)
@@ -102,7 +105,7 @@ class FilterTools(EngineCore):
                                 f"?{var} has no {self.ir.curie(prop)} value matching {value!r}")
         return self._commit(session, query_id, draft,
                             add(draft, *items, Filter(expr=test), variables=variables),
-                            f"filter on ?{target}")
+                            f"filter on ?{target}{cast_note(test)}")
 
     def filter_by_quantity(self, session: str, query_id: str, variable: str, property: str,
                            unit: str, *, minimum: float | None = None,
@@ -183,9 +186,9 @@ class FilterTools(EngineCore):
         items: list[Element] = []
         variables: dict[str, str] = {}
         stem = snake(prop).removeprefix("has_")
-        if prop == RDFS_LABEL or self.ir.properties[prop].kind != "object":
+        if prop == RDFS_LABEL or self.schema.holds_literals(self.ir.properties[prop]):
             datatype = XSD + "string" if prop == RDFS_LABEL else self.schema.datatype_of(
-                self.ir.properties[prop])
+                self.ir.properties[prop], self.schema.type_constraint(draft.variables[var]))
             target, new = hop(var, prop, stem, variables)
             if new:
                 items.append(triple(var, prop, target))
@@ -227,7 +230,7 @@ class FilterTools(EngineCore):
     def _value_test(self, draft: Draft, target: str, datatype: str, value, *, match: str,
                     op: str, ignore_case: bool) -> Expr:
         var = Var(name=target)
-        if datatype == XSD + "boolean" or datatype in NUMERIC_TYPES:
+        if datatype == XSD + "boolean" or ordered(datatype):
             if match != "exact":
                 raise reject("invalid_value", f"match={match!r} applies to text only",
                              field="match", value=match, allowed=("exact",),
@@ -240,12 +243,18 @@ class FilterTools(EngineCore):
                              value=value, allowed=("true", "false"), sparql=draft.sparql())
             flag = value if isinstance(value, bool) else str(value).lower() == "true"
             return BinOp(op=op, left=var, right=Const.boolean(flag))
-        if datatype in NUMERIC_TYPES:
-            try:
-                return BinOp(op=op, left=var, right=Const.number(float(value)))
-            except (TypeError, ValueError):
-                raise reject("invalid_value", f"{value!r} is not a number", field="value",
-                             value=value, sparql=draft.sparql()) from None
+        if ordered(datatype) or (op not in EQUALITY and match == "exact"):
+            typed = comparable(value, datatype)
+            if typed is None:
+                raise reject("invalid_value", f"{value!r} cannot be compared with "
+                             f"{self.ir.curie(datatype)} values", field="value", value=value,
+                             hint="give a number, a date (2017-04-16), a date-time "
+                                  "(2017-04-16T08:00:00) or a duration (P1DT2H)",
+                             sparql=draft.sparql())
+            kind, lexical = typed
+            left = var if datatype == kind or (datatype in NUMERIC_TYPES and kind in
+                                               NUMERIC_TYPES) else Call(name=kind, args=(var,))
+            return BinOp(op=op, left=left, right=Const(value=lexical, datatype=kind))
         if op not in EQUALITY:
             raise _not_ordered(draft, op, "text")
         if match not in MATCH_MODES:
@@ -272,9 +281,16 @@ class FilterTools(EngineCore):
 
 def _not_ordered(draft: Draft, op: str, what: str):
     return reject("invalid_value", f"{op!r} does not apply to {what}", field="op", value=op,
-                  allowed=EQUALITY, hint="ordering comparisons apply to numbers; use op='!=' "
-                                         "to negate a text or boolean test",
-                  sparql=draft.sparql())
+                  allowed=EQUALITY, hint="ordering comparisons apply to numbers, dates, times "
+                                         "and durations; use op='!=' to negate a text or "
+                                         "boolean test", sparql=draft.sparql())
+
+
+def cast_note(test: Expr) -> str:
+    """' (values cast to xsd:T)' when a comparison casts the stored values, else ''."""
+    if isinstance(test, BinOp) and isinstance(test.left, Call) and test.left.name in CASTS:
+        return f" (values cast to xsd:{test.left.name.removeprefix(XSD)})"
+    return ""
 
 
 def _quantity_join(draft: Draft, var: str, prop: str, quantity: QuantityKind

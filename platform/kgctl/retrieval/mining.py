@@ -49,6 +49,9 @@ EDGES = f"""SELECT ?c ?p ?oc ?dt (COUNT(*) AS ?n) WHERE {{
 USES = """SELECT ?p ?dt (COUNT(*) AS ?n) WHERE {
   ?s ?p ?o . BIND(IF(isLITERAL(?o), DATATYPE(?o), ?none) AS ?dt)
 } GROUP BY ?p ?dt"""
+UNTYPED_SUBJECTS = """SELECT ?p (COUNT(*) AS ?n) WHERE {
+  ?s ?p ?o . FILTER NOT EXISTS { ?s a ?t }
+} GROUP BY ?p"""
 UNTYPED = "untyped"  # object of an edge to a node that has no rdf:type
 
 
@@ -66,6 +69,7 @@ class Mined:
     edges: tuple[Edge, ...] = ()
     # property -> (node objects, literal objects, datatypes by frequency), over all subjects
     uses: dict[str, tuple[int, int, tuple[str, ...]]] = field(default_factory=dict)
+    untyped: frozenset[str] = frozenset()  # properties some untyped subject uses
 
     @classmethod
     def read(cls, store: GraphStore) -> Mined:
@@ -90,7 +94,9 @@ class Mined:
         return cls(edges=tuple(Edge(subject=s, property=p, object=o, literal=lit, count=n)
                                for (s, p, o, lit), n in sorted(edges.items())),
                    uses={p: (a, b, tuple(d for d, _ in dts.most_common()))
-                         for p, (a, b, dts) in counts.items()})
+                         for p, (a, b, dts) in counts.items()},
+                   untyped=frozenset(r["p"].value for r in store.query(UNTYPED_SUBJECTS,
+                                                                         union=True)))
 
     def literal_only(self, prop: str) -> bool:
         nodes, literals, _ = self.uses.get(prop, (0, 0, ()))
@@ -125,7 +131,7 @@ def merge(ir: OntologyIR, mined: Mined) -> OntologyIR:
         properties[prop] = PropertyInfo(
             iri=prop, name=local(prop), label=local(prop), ontology=DATA_SOURCE,
             kind="object" if nodes >= literals else "datatype",
-            domain=tuple(sorted({e.subject for e in edges})),
+            domain=() if prop in mined.untyped else tuple(sorted({e.subject for e in edges})),
             range=tuple(objects) if nodes >= literals else datatypes[:1])
     prefixes = dict(ir.prefixes)
     for iri in [*classes, *properties]:

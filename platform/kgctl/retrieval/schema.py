@@ -17,7 +17,9 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
+from kgctl.retrieval.comparisons import NUMERIC
 from kgctl.retrieval.mining import UNTYPED, Mined
+from kgctl.retrieval.terms import PathStep
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -36,7 +38,7 @@ UNUSED_EDGE_COST = 5.0
 USED_EDGE_COST = 1.0
 MAX_PATH_HOPS = 4
 MAX_PATH_OPTIONS = 5
-NUMERIC_TYPES = tuple(XSD + t for t in ("integer", "int", "long", "double", "float", "decimal"))
+NUMERIC_TYPES = NUMERIC
 
 
 class Hop(BaseModel):
@@ -45,6 +47,10 @@ class Hop(BaseModel):
     inverse: bool  # True: walk from the range side to the domain side
     to_class: str
     count: int = 0  # triples of the data that use this edge
+    either: str = ""  # the declared inverse of `property`, walked the other way too
+
+    def step(self) -> PathStep:
+        return PathStep(iri=self.property, inverse=self.inverse, either=self.either)
 
 
 class SchemaPath(BaseModel):
@@ -54,7 +60,8 @@ class SchemaPath(BaseModel):
     support: int  # smallest instance count along the path
 
     def describe(self, ir: OntologyIR) -> str:
-        return " / ".join(("^" if h.inverse else "") + ir.curie(h.property) for h in self.hops)
+        return " / ".join(h.step().render({p: ns for p, ns in ir.prefixes.items() if p})
+                          for h in self.hops)
 
 
 class Schema:
@@ -193,7 +200,28 @@ class Schema:
             if any(self.compatible(cls, r) for r in ranges):
                 hops += [Hop(property=prop.iri, inverse=True, to_class=d) for d in prop.domain
                          if (prop.iri, True, d) not in known]
-        return hops
+        return self._pair_inverses(hops)
+
+    def _pair_inverses(self, hops: list[Hop]) -> list[Hop]:
+        """Merge ``p`` and ``^q`` to the same class when q is declared the inverse of p: one hop
+        that follows the link whichever way the data states it."""
+        out: dict[tuple[str, bool, str], Hop] = {(h.property, h.inverse, h.to_class): h
+                                                 for h in hops}
+        for hop in hops:
+            inverse = self._inverse(hop.property)
+            twin = out.get((inverse, not hop.inverse, hop.to_class)) if inverse else None
+            if twin is None or (hop.property, hop.inverse, hop.to_class) not in out:
+                continue
+            del out[(inverse, not hop.inverse, hop.to_class)]
+            out[(hop.property, hop.inverse, hop.to_class)] = hop.model_copy(update={
+                "either": inverse, "count": hop.count + twin.count})
+        return list(out.values())
+
+    def _inverse(self, prop: str) -> str:
+        info = self.ir.properties.get(prop)
+        if info and info.inverse_of:
+            return info.inverse_of
+        return next((p.iri for p in self.ir.properties.values() if p.inverse_of == prop), "")
 
     def paths(self, start: str, goal: str, *, limit: int = MAX_PATH_OPTIONS) -> list[SchemaPath]:
         """Cheapest schema paths from class `start` to class `goal`, ranked: cost, then
