@@ -29,6 +29,7 @@ from kgctl.store.base import GraphStore
 
 _PARSER = ox.Store()  # empty: parses queries back without touching data
 REFRESH_SECONDS = 2.0
+NODE = "http://www.w3.org/2000/01/rdf-schema#Resource"  # a node of no known class
 
 
 class EngineCore:
@@ -161,7 +162,8 @@ class EngineCore:
                          field="property", value=name,
                          allowed=tuple(self.schema.near_names(name, kind="property")),
                          sparql=draft.sparql())
-        if cls not in self.ir.classes or info not in usable:
+        if cls not in self.ir.classes or (info not in usable and not (
+                info is not None and not inverse and self.schema.usable_from(cls, info))):
             raise reject("domain_mismatch", f"{self.ir.curie(iri)} does not apply to "
                          f"?{var} ({self.ir.curie(cls)})", field="property", value=name,
                          allowed=tuple(sorted(self.ir.curie(p.iri) for p in usable)),
@@ -178,7 +180,7 @@ class EngineCore:
         if self.schema.holds_literals(info):
             return self.schema.datatype_of(info, self.schema.type_constraint(subject))
         classes = self.schema.end_classes(info, inverse=False)
-        return classes[0] if classes else XSD + "string"
+        return classes[0] if classes else NODE
 
     def _domain_class(self, info: PropertyInfo | None) -> str:
         return info.domain[0] if info and len(info.domain) == 1 else (

@@ -61,8 +61,9 @@ class QueryEngine(ExplorationTools, FilterTools, PatternTools, ShapingTools):
 
     def run(self, draft: Draft, *, query_id: str = "", limit: int = MAX_ROWS) -> QueryAnswer:
         query = prune(draft.query)
-        cap = min(limit, query.limit) if query.limit else limit
-        text = query.to_sparql(limit=cap + 1)
+        own = query.limit is not None and query.limit <= limit  # a top-k answer is complete
+        cap = query.limit if own else limit
+        text = query.to_sparql(limit=cap if own else cap + 1)
         solutions = list(self._select(text))
         columns = tuple(query.columns())
         rows = tuple(tuple(None if s[c] is None else s[c].value for c in columns)

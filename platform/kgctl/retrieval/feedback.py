@@ -4,8 +4,8 @@ A rejected step is data: :class:`Feedback` says what was wrong, the value, what 
 how to retry; the container is left unchanged. Tools raise :class:`Rejected` and the MCP
 adapter turns it into an ``is_error`` result carrying the feedback.
 
->>> fb = Feedback(code="unknown_property", field="property", value="ontosyn:hasColour",
-...               message="no such property", allowed=("ontosyn:hasOrder",))
+>>> fb = Feedback(code="unknown_property", field="property", value="sosa:hasColour",
+...               message="no such property", allowed=("sosa:observes",))
 >>> Rejected(fb).feedback.retryable, str(Rejected(fb))
 (True, 'unknown_property: no such property')
 """

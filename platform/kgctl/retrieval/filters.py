@@ -48,7 +48,12 @@ class FilterTools(EngineCore):
             types = {s["t"].value
                      for s in self._select("SELECT ?e ?t WHERE { ?e a ?t }", {"e": node})}
             want = draft.variables[var]
-            if want in self.ir.classes and not any(self.schema.compatible(t, want) for t in types):
+            # refused only when the T-Box knows all its types and none fits: an untyped IRI or
+            # one typed outside the T-Box (a skos:Concept, a unit) is left to the dry run
+            known = types and all(t in self.ir.classes and not self.ir.classes[t].external
+                                  for t in types)
+            if (want in self.ir.classes and known
+                    and not any(self.schema.compatible(t, want) for t in types)):
                 raise reject("type_mismatch", f"{iri} is not a {self.ir.curie(want)}",
                              field="entities", value=iri,
                              allowed=tuple(sorted(self.ir.curie(t) for t in types)),

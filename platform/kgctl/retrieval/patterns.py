@@ -4,7 +4,7 @@ provenance of an entity (the paper's named graph that states it)."""
 from __future__ import annotations
 
 from kgctl.errors import KgctlError
-from kgctl.retrieval.core import EngineCore
+from kgctl.retrieval.core import NODE, EngineCore
 from kgctl.retrieval.drafts import Draft, add, fresh, triple
 from kgctl.retrieval.feedback import Option, QueryView, reject
 from kgctl.retrieval.model import Element, Filter, GraphPattern, Group, Minus, Optional, Triple
@@ -16,7 +16,7 @@ from kgctl.retrieval.terms import Path as PropertyPath
 
 MODES = ("required", "optional", "exclude")
 PATH_CANDIDATES = 12  # schema paths dry-run per add_path_constraint
-PAPER = "http://www.w3.org/2000/01/rdf-schema#Resource"  # class of a named graph variable
+PAPER = NODE  # class of a named graph variable
 
 
 class PatternTools(EngineCore):
@@ -85,7 +85,8 @@ class PatternTools(EngineCore):
                              field="object", value=name, sparql=draft.sparql())
         s, o = (name, var) if inverse else (var, name)
         pattern: tuple[Element, ...] = (triple(s, prop, o),)
-        if (not inverse and obj_class not in self.ir.classes and name not in draft.variables
+        if (not inverse and obj_class not in self.ir.classes and obj_class != NODE
+                and name not in draft.variables
                 and self.schema.mined.uses.get(prop, (0, 0, ()))[0]):
             # values of a literal type, where the data also has nodes: keep the literals only
             pattern += (Filter(expr=Call(name="ISLITERAL", args=(Var(name=name),))),)

@@ -240,7 +240,9 @@ class Schema:
                 continue
             seen = {start, *(h.to_class for h in hops)}
             for hop in self.edges_from(at):
-                if hop.to_class in seen or (hops and _same_edge_back(hops[-1], hop)):
+                closes = hop.to_class == start == goal  # a link between two of `start`
+                if (hop.to_class in seen and not closes) or (
+                        hops and _same_edge_back(hops[-1], hop)):
                     continue
                 step = USED_EDGE_COST if hop.count else UNUSED_EDGE_COST
                 pushed += 1
@@ -257,8 +259,8 @@ class Schema:
 def snake(name: str) -> str:
     """Variable-friendly form of a local name.
 
-    >>> snake("ChemicalSynthesis"), snake("hasCCDCNumber"), snake("om-2:Temperature")
-    ('chemical_synthesis', 'has_ccdc_number', 'temperature')
+    >>> snake("FeatureOfInterest"), snake("hasCCDCNumber"), snake("om-2:Temperature")
+    ('feature_of_interest', 'has_ccdc_number', 'temperature')
     """
     local = _local(name)
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", local)

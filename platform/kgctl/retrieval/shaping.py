@@ -32,7 +32,7 @@ class ShapingTools(EngineCore):
                          sparql=draft.sparql())
         select = tuple(v for v in draft.query.select if v in keys)
         return self._commit(session, query_id, draft,
-                            with_query(draft, group_by=keys, select=select),
+                            with_query(draft, group_by=keys, select=select, hidden_keys=()),
                             "grouped by " + ", ".join(f"?{k.name}" for k in keys))
 
     def aggregate(self, session: str, query_id: str, function: str, *,
@@ -73,7 +73,7 @@ class ShapingTools(EngineCore):
     def nest_query(self, session: str, query_id: str) -> QueryView:
         """Make the current query a sub-select of a new outer query whose variables are its
         columns, so that later steps group or aggregate its rows again (e.g. the average of
-        per-synthesis counts)."""
+        per-group counts)."""
         draft = self._draft(session, query_id)
         inner = draft.query.model_copy(update={"prefixes": ()})
         columns = inner.columns()
@@ -87,14 +87,23 @@ class ShapingTools(EngineCore):
 
     def select(self, session: str, query_id: str, variables: Sequence[str], *,
                distinct: bool = True) -> QueryView:
+        """Set the projection. In a grouped query a group key left out stays in GROUP BY (the
+        groups do not change) and is hidden from the columns; the reply says so."""
         draft = self._draft(session, query_id)
         names = [self._var(draft, v, query_id) for v in variables]
         aliases = {a.alias.name for a in draft.query.aggregates}
+        keys = draft.query.group_by
+        hidden = tuple(k for k in keys if k.name not in names)
+        change = "projection " + " ".join(f"?{n}" for n in names)
+        if hidden:
+            change += ("; group keys " + " ".join(f"?{k.name}" for k in hidden) + " stay in "
+                       "GROUP BY but are not shown" + (", and DISTINCT merges rows that differ "
+                                                        "only in them" if distinct else ""))
         return self._commit(session, query_id, draft, with_query(
             draft, select=tuple(Var(name=n) for n in names if n not in aliases),
             aggregates=tuple(a for a in draft.query.aggregates if a.alias.name in names)
             if any(n in aliases for n in names) else draft.query.aggregates,
-            distinct=distinct), "projection " + " ".join(f"?{n}" for n in names))
+            hidden_keys=hidden, distinct=distinct), change)
 
     def order_by(self, session: str, query_id: str, variable: str, *, descending: bool = False,
                  limit: int | None = None) -> QueryView:
