@@ -250,6 +250,8 @@ class FilterTools(EngineCore):
             return BinOp(op=op, left=var, right=Const.boolean(flag))
         if ordered(datatype) or (op not in EQUALITY and match == "exact"):
             typed = comparable(value, datatype)
+            if typed is None and not ordered(datatype):  # text that reads as no ordered type
+                raise _not_ordered(draft, op, "text")
             if typed is None:
                 raise reject("invalid_value", f"{value!r} cannot be compared with "
                              f"{self.ir.curie(datatype)} values", field="value", value=value,
