@@ -11,11 +11,11 @@ from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, se
 
 from kgctl.errors import InputError
 from kgctl.ontology.ir import OntologyIR
-from kgctl.ontology.loader import default_ir
+from kgctl.ontology.loader import STANDARD_PREFIXES, default_ir
 from kgctl.ontology.options import ir_from_options, ontology_options
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
-from kgctl.retrieval.loading import open_graph, stored_tbox
+from kgctl.retrieval.loading import declared_prefixes, open_graph, stored_tbox
 from kgctl.retrieval.templates import BUNDLED_TEMPLATES
 from kgctl.store.base import GraphStore
 from kgctl.toolserver.transport import serve as run_server
@@ -30,11 +30,21 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
                  "describe_entity")
 
 
-def build_engine(graph: GraphStore, ir: OntologyIR | None, *,
+def build_engine(graph: GraphStore, ir: OntologyIR | None, *, data: tuple[Path, ...] = (),
                  templates: Path | None = BUNDLED_TEMPLATES) -> QueryEngine:
     """The engine over `graph` with the T-Box `ir` (from --ontology), else the one stored in
-    the graph, else the bundled one; `templates` is the folder of template files (or None)."""
-    return QueryEngine(graph, ir or stored_tbox(graph) or default_ir(), templates=templates)
+    the graph, else the bundled one when the data uses its classes, else none (the schema is
+    then what the data shows); `templates` is the folder of template files (or None), `data`
+    the files whose declared prefixes name the data's namespaces."""
+    tbox = ir or stored_tbox(graph) or bundled_if_used(graph)
+    return QueryEngine(graph, tbox, templates=templates, prefixes=declared_prefixes(data))
+
+
+def bundled_if_used(graph: GraphStore) -> OntologyIR:
+    bundled = default_ir()
+    used = {r["t"].value for r in graph.query("SELECT DISTINCT ?t WHERE { ?s a ?t }",
+                                              union=True)}
+    return bundled if used & set(bundled.classes) else OntologyIR(prefixes=STANDARD_PREFIXES)
 
 
 store_options = [
@@ -120,7 +130,7 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
     Example: kgctl query shell --template sensor --data station.ttl --ontology sosa.ttl
     """
     ir = ir_from_options(options)
-    engine = build_engine(open_graph(store, data, endpoint), ir)
+    engine = build_engine(open_graph(store, data, endpoint), ir, data=data)
     if template is None:
         click.echo(engine.list_templates().model_dump_json(indent=2))
         return
@@ -171,7 +181,7 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
         raise InputError(f"cannot read {', '.join(missing)}: no such file")
     ir = ir_from_options(options)  # a bad T-Box fails here, before serving
     graph = open_graph(store, data, endpoint)  # so does a locked store
-    server = build_server(lambda: build_engine(graph, ir))
+    server = build_server(lambda: build_engine(graph, ir, data=data))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

@@ -5,7 +5,9 @@ A value is compared in the type of the stored values: a date given for ``xsd:dat
 becomes that day's midnight, and ``xsd:dateTimeStamp`` values compare as ``xsd:dateTime``. Text
 values compared with an ordering operator are cast to the type the given value reads as (a
 number: ``xsd:double``, a date: ``xsd:date``/``xsd:dateTime``, a duration: ``xsd:duration``);
-the step says so, and rows whose text does not read as that type drop out.
+the step says so, and rows whose text does not read as that type drop out. Dates given in part
+(a year, a year and month) or stored in several temporal types (``xsd:gYear`` beside
+``xsd:date``) are compared as ISO 8601 text, which orders them by time; the step says so too.
 
 >>> comparable("2017-04-16", XSD + "dateTimeStamp")
 ('http://www.w3.org/2001/XMLSchema#dateTime', '2017-04-16T00:00:00')
@@ -38,6 +40,17 @@ COMPARED_AS = {XSD + "dateTimeStamp": XSD + "dateTime",
                XSD + "yearMonthDuration": XSD + "duration"}
 TEMPORAL = (*_PATTERNS, *COMPARED_AS)
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+ISO_PREFIX = re.compile(r"\d{4}(-\d\d(-\d\d(T\d\d(:\d\d(:\d\d)?)?)?)?)?")
+
+
+def iso_text(value: object, datatype: str) -> str | None:
+    """The value as ISO 8601 text to compare with temporal values lexically, or None.
+
+    >>> iso_text("1700", XSD + "date"), iso_text("soon", XSD + "date")
+    ('1700', None)
+    """
+    text = str(value).strip()
+    return text if datatype in TEMPORAL and ISO_PREFIX.fullmatch(text) else None
 
 
 def ordered(datatype: str) -> bool:

@@ -36,10 +36,11 @@ class EngineCore:
     """One store, the IR of its T-Box and a template folder; `session` keys the containers."""
 
     def __init__(self, store: GraphStore, ir: OntologyIR, *,
-                 templates: Path | None = BUNDLED_TEMPLATES,
+                 templates: Path | None = BUNDLED_TEMPLATES, prefixes: dict[str, str] | None = None,
                  registry: ContainerRegistry[Draft] | None = None):
         self.store = store
         self.tbox = ir
+        self.prefix_hints = dict(prefixes or {})  # names for namespaces only the data uses
         self.template_folder = templates
         self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
         self.dry_run_ms: list[float] = []
@@ -51,7 +52,7 @@ class EngineCore:
         self._checked = time.monotonic()
         self.stats = StoreStats.collect(self.store)
         mined = Mined.read(self.store)
-        self.ir = merge(self.tbox, mined)
+        self.ir = merge(self.tbox, mined, hints=self.prefix_hints)
         self.schema = Schema(self.ir, mined=mined)
         self.templates: dict[str, Template]
         self.templates, self.skipped_templates = load_templates(self.schema,

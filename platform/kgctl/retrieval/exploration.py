@@ -29,8 +29,8 @@ TEXT_CAP = 200  # characters of a comment shown in summaries
 class ExplorationTools(EngineCore):
     def list_templates(self) -> TemplateList:
         return TemplateList(templates={n: t.description for n, t in sorted(self.templates.items())
-                                       if t.source != "ir" or self.stats.instances(
-                                           t.variables[t.root], self.schema)})
+                                       if self.stats.instances(t.variables[t.root], self.schema)
+                                       or t.variables[t.root] not in self.ir.classes})
 
     def list_classes(self, *, include_empty: bool = False) -> ClassList:
         rows = []

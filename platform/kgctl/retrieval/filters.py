@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from kgctl.ontology.ir import QuantityKind
-from kgctl.retrieval.comparisons import comparable, ordered
+from kgctl.retrieval.comparisons import comparable, iso_text, ordered
 from kgctl.retrieval.core import EngineCore
 from kgctl.retrieval.drafts import (
     Draft,
@@ -101,7 +101,8 @@ class FilterTools(EngineCore):
         items, target, datatype, variables = self._value_chain(draft, var, prop, property,
                                                                reuse=not negate)
         test = self._value_test(draft, target, datatype, value, match=match, op=test_op,
-                                ignore_case=ignore_case)
+                                ignore_case=ignore_case,
+                                lexical=prop != RDFS_LABEL and self.schema.mixed_temporal(prop))
         if negate:
             self._must_match(draft, add(draft, *items, Filter(expr=test), variables=variables),
                              value)
@@ -233,7 +234,9 @@ class FilterTools(EngineCore):
         return prop, quantity, unit_iri
 
     def _value_test(self, draft: Draft, target: str, datatype: str, value, *, match: str,
-                    op: str, ignore_case: bool) -> Expr:
+                    op: str, ignore_case: bool, lexical: bool = False) -> Expr:
+        """The FILTER expression; `lexical`: temporal values of several types, compared as ISO
+        8601 text."""
         var = Var(name=target)
         if datatype == XSD + "boolean" or ordered(datatype):
             if match != "exact":
@@ -249,7 +252,10 @@ class FilterTools(EngineCore):
             flag = value if isinstance(value, bool) else str(value).lower() == "true"
             return BinOp(op=op, left=var, right=Const.boolean(flag))
         if ordered(datatype) or (op not in EQUALITY and match == "exact"):
-            typed = comparable(value, datatype)
+            typed = None if lexical else comparable(value, datatype)
+            iso = iso_text(value, datatype)
+            if (typed is None or lexical) and iso is not None:  # partial or mixed dates
+                return BinOp(op=op, left=Call(name="STR", args=(var,)), right=Const.string(iso))
             if typed is None and not ordered(datatype):  # text that reads as no ordered type
                 raise _not_ordered(draft, op, "text")
             if typed is None:
@@ -294,9 +300,13 @@ def _not_ordered(draft: Draft, op: str, what: str):
 
 
 def cast_note(test: Expr) -> str:
-    """' (values cast to xsd:T)' when a comparison casts the stored values, else ''."""
+    """' (values cast to xsd:T)' when a comparison casts the stored values, ' (compared as ISO
+    8601 text)' when it compares their text, else ''."""
     if isinstance(test, BinOp) and isinstance(test.left, Call) and test.left.name in CASTS:
         return f" (values cast to xsd:{test.left.name.removeprefix(XSD)})"
+    if (isinstance(test, BinOp) and test.op in ("<", "<=", ">", ">=")
+            and isinstance(test.left, Call) and test.left.name == "STR"):
+        return " (compared as ISO 8601 text)"
     return ""
 
 

@@ -18,6 +18,7 @@ on-disk store is only read, never written. When no T-Box is given, one stored wi
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
@@ -107,6 +108,31 @@ def skolemised(raw: bytes, name: str) -> list[ox.Quad]:
     return [ox.Quad(iri(q.subject), q.predicate, iri(q.object),
                     graph if isinstance(q.graph_name, ox.DefaultGraph) else iri(q.graph_name))
             for q in quads]
+
+
+_DECLARED = re.compile(rb"@?prefix\s+([A-Za-z][\w.-]*)\s*:\s*<([^>\s]+)>"
+                       rb"|xmlns:([A-Za-z][\w.-]*)=[\"']([^\"']+)[\"']", re.IGNORECASE)
+
+
+def declared_prefixes(paths: tuple[Path, ...]) -> dict[str, str]:
+    """Prefixes the data files declare (Turtle/TriG/N3 ``@prefix``/``PREFIX``, RDF/XML
+    ``xmlns:``), first declaration of a name wins: names for the namespaces the data uses.
+
+    >>> import tempfile; f = Path(tempfile.mkdtemp()) / "d.ttl"
+    >>> _ = f.write_text("@prefix ecrm: <http://erlangen-crm.org/current/> .")
+    >>> declared_prefixes((f,))
+    {'ecrm': 'http://erlangen-crm.org/current/'}
+    """
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        for m in _DECLARED.finditer(raw):
+            name, namespace = (m[1], m[2]) if m[1] else (m[3], m[4])
+            found.setdefault(name.decode(), namespace.decode())
+    return found
 
 
 def stored_tbox(store: GraphStore) -> OntologyIR | None:

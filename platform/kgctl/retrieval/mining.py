@@ -113,9 +113,10 @@ class Mined:
         return datatypes[0] if datatypes else None
 
 
-def merge(ir: OntologyIR, mined: Mined) -> OntologyIR:
+def merge(ir: OntologyIR, mined: Mined, *, hints: dict[str, str] | None = None) -> OntologyIR:
     """The IR plus the classes and properties only the data declares (as external terms), and a
-    prefix for every namespace they use."""
+    prefix for every namespace they use (the name `hints` give it, e.g. the prefixes the data
+    files declare, else a derived one)."""
     classes = dict(ir.classes)
     for iri in sorted({e.subject for e in mined.edges}
                       | {e.object for e in mined.edges if not e.literal and e.object != UNTYPED}):
@@ -134,20 +135,21 @@ def merge(ir: OntologyIR, mined: Mined) -> OntologyIR:
             domain=() if prop in mined.untyped else tuple(sorted({e.subject for e in edges})),
             range=tuple(objects) if nodes >= literals else datatypes[:1])
     prefixes = dict(ir.prefixes)
+    named = {ns: name for name, ns in (hints or {}).items() if name not in prefixes}
     for iri in [*classes, *properties]:
-        add_prefix(prefixes, iri)
+        add_prefix(prefixes, iri, named)
     return ir.model_copy(update={"classes": classes, "properties": properties,
                                  "prefixes": dict(sorted(prefixes.items()))})
 
 
-def add_prefix(prefixes: dict[str, str], iri: str) -> None:
-    """Name the namespace of `iri` when no prefix covers it: its usual prefix, else its last
-    path segment (``http://example.org/data/Sensor`` -> ``data``)."""
+def add_prefix(prefixes: dict[str, str], iri: str, named: dict[str, str] | None = None) -> None:
+    """Name the namespace of `iri` when no prefix covers it: the name `named` gives it, its
+    usual prefix, else its last path segment (``http://example.org/data/Sensor`` -> ``data``)."""
     namespace = iri[: len(iri) - len(local(iri))]
     if not namespace or any(iri.startswith(ns) and re.fullmatch(r"[\w-]*", iri[len(ns):])
                             for ns in prefixes.values()):
         return
-    stem = KNOWN_PREFIXES.get(namespace) or re.sub(
+    stem = (named or {}).get(namespace) or KNOWN_PREFIXES.get(namespace) or re.sub(
         r"[^a-z0-9]+", "_", namespace.rstrip("#/").rsplit("/", 1)[-1].lower()).strip("_")
     stem = stem if re.match(r"[a-z]", stem or "") else "ns"
     name, n = stem, 1

@@ -7,6 +7,7 @@ from kgctl.errors import KgctlError
 from kgctl.retrieval.core import NODE, EngineCore
 from kgctl.retrieval.drafts import Draft, add, fresh, triple
 from kgctl.retrieval.feedback import Option, QueryView, reject
+from kgctl.retrieval.mining import DATA_SOURCE
 from kgctl.retrieval.model import Element, Filter, GraphPattern, Group, Minus, Optional, Triple
 from kgctl.retrieval.prune import prune
 from kgctl.retrieval.schema import MAX_PATH_OPTIONS, Hop, SchemaPath, snake
@@ -161,6 +162,8 @@ class PatternTools(EngineCore):
 
     def _guaranteed(self, hop: Hop, cls: str) -> bool:
         info = self.ir.properties.get(hop.property)
-        ends = self.schema.end_classes(info, inverse=hop.inverse) if info else ()
+        if info is None or info.ontology == DATA_SOURCE:  # the data guarantees nothing
+            return False
+        ends = self.schema.end_classes(info, inverse=hop.inverse)
         return len(ends) == 1 and self.ir.is_a(ends[0], cls) and not hop.either
 

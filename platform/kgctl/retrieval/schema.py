@@ -17,7 +17,7 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.ontology.ir import OntologyIR, PropertyInfo
-from kgctl.retrieval.comparisons import NUMERIC
+from kgctl.retrieval.comparisons import NUMERIC, TEMPORAL
 from kgctl.retrieval.mining import UNTYPED, Mined
 from kgctl.retrieval.terms import PathStep
 
@@ -82,7 +82,11 @@ class Schema:
         prefix, sep, local = text.partition(":")
         if sep and prefix in self.ir.prefixes and not local.startswith("//"):
             return self.ir.prefixes[prefix] + local
-        matches = [i for i in (*self.ir.classes, *self.ir.properties) if _local(i) == text]
+        if sep and local.startswith("//"):
+            return ""
+        # a bare local name, or one under a prefix this graph names otherwise: unique local name
+        name = local if sep else text
+        matches = [i for i in (*self.ir.classes, *self.ir.properties) if _local(i) == name]
         return matches[0] if len(matches) == 1 else ""
 
     def cls(self, name: str) -> str | None:
@@ -132,6 +136,10 @@ class Schema:
         declared = next((r for r in prop.range if r.startswith(XSD) and r != XSD + "anyType"),
                         None)
         return declared or self.mined.datatype(prop.iri, subjects) or XSD + "string"
+
+    def mixed_temporal(self, prop: str) -> bool:
+        """The data stores the property's values in more than one temporal type."""
+        return len({d for d in self.mined.uses.get(prop, (0, 0, ()))[2] if d in TEMPORAL}) > 1
 
     def holds_literals(self, prop: PropertyInfo) -> bool:
         """A datatype property, or an object property the data fills with literals only."""
