@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import pyoxigraph as ox
 import pytest
 from click.testing import CliRunner
 from mcp import Client
@@ -226,3 +227,65 @@ def test_shell_starts_on_any_ontology():
                                       '"rdfs:label", "object": "name"}\nexecute_query {}\n')
     assert result.exit_code == 0, result.output
     assert "Bosch Sensortec BMP282" in result.output
+
+
+TBOX_AND_DATA = """@prefix ex: <http://example.org/zoo#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:Person a owl:Class . ex:Company a owl:Class . ex:Charity a owl:Class .
+ex:Animal a owl:Class . ex:Dog a owl:Class ; rdfs:subClassOf ex:Animal .
+ex:owns a owl:ObjectProperty ; rdfs:domain ex:Person ; rdfs:range ex:Animal .
+ex:employs a owl:ObjectProperty ; rdfs:range ex:Person ;
+  rdfs:domain [ a owl:Class ; owl:unionOf ( ex:Company ex:Charity ) ] .
+ex:weight a owl:DatatypeProperty ; rdfs:domain ex:Animal .
+ex:ann a ex:Person ; rdfs:label "Ann" ; ex:owns ex:rex, ex:tom .
+ex:rex a ex:Dog ; rdfs:label "Rex" ; ex:weight "9.5" .
+ex:tom a ex:Animal ; rdfs:label "Tom" ; ex:weight "30" .
+ex:acme a ex:Company ; rdfs:label "Acme" ; ex:employs ex:ann .
+ex:help a ex:Charity ; rdfs:label "Help" ; ex:employs ex:ann .
+"""
+
+
+def shell(tmp_path, lines, *args):
+    data = tmp_path / "zoo.ttl"
+    data.write_text(TBOX_AND_DATA)
+    result = CliRunner().invoke(cli, ["query", "shell", "--data", str(data), *args],
+                                input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_tbox_stored_with_the_data_is_read(tmp_path):
+    out = shell(tmp_path, ['describe_class {"class_name": "ex:Animal"}'], "--template", "person")
+    description = json.loads(out[out.index("{", out.index("}\n") + 1):])
+    assert description["instances"] == 2 and description["subclasses"] == ["ex:Dog"]
+
+
+def test_union_domain_path_types_its_end(tmp_path):
+    out = shell(tmp_path, ['add_path_constraint {"variable": "person", "target_class": '
+                           '"ex:Company"}', 'execute_query {}'], "--template", "person")
+    assert "?company a ex:Company" in out
+    rows = json.loads(out[out.rindex('{\n  "query_id"'):])["rows"]
+    assert [r[-1] for r in rows] == ["http://example.org/zoo#acme"]
+
+
+def test_text_numbers_order_and_average_as_numbers(tmp_path):
+    out = shell(tmp_path, ['add_triple {"subject": "animal", "property": "ex:weight", '
+                           '"object": "w"}', 'order_by {"variable": "w", "descending": true}',
+                           'select {"variables": ["animal_label"]}', 'execute_query {}'],
+                "--template", "animal")
+    assert "cast to xsd:double as ?w_number" in out
+    rows = json.loads(out[out.rindex('{\n  "query_id"'):])["rows"]
+    assert rows == [["Tom"], ["Rex"]]  # 30 > 9.5, not "9.5" > "30"
+
+
+def test_schema_is_read_again_when_the_store_changes(engine):
+    before = {c.curie: c.instances for c in engine.list_classes().classes}
+    engine.store.import_data(b'<http://example.org/data/new> <http://www.w3.org/1999/02/22-'
+                             b'rdf-syntax-ns#type> <http://www.w3.org/ns/sosa/Sensor> '
+                             b'<http://example.org/added> .\n',
+                             format=ox.RdfFormat.N_QUADS)
+    engine.refresh_seconds = 0.0
+    after = {c.curie: c.instances for c in engine.list_classes().classes}
+    assert after["sosa:Sensor"] == before["sosa:Sensor"] + 1

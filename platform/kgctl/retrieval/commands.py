@@ -36,8 +36,9 @@ def build_engine(graph: GraphStore, ir: OntologyIR | None, *, data: tuple[Path, 
     the graph, else the bundled one when the data uses its classes, else none (the schema is
     then what the data shows); `templates` is the folder of template files (or None), `data`
     the files whose declared prefixes name the data's namespaces."""
-    tbox = ir or stored_tbox(graph) or bundled_if_used(graph)
-    return QueryEngine(graph, tbox, templates=templates, prefixes=declared_prefixes(data))
+    prefixes = declared_prefixes(data)
+    tbox = ir or stored_tbox(graph, prefixes=prefixes) or bundled_if_used(graph)
+    return QueryEngine(graph, tbox, templates=templates, prefixes=prefixes)
 
 
 def bundled_if_used(graph: GraphStore) -> OntologyIR:

@@ -44,6 +44,7 @@ class EngineCore:
         self.template_folder = templates
         self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
         self.dry_run_ms: list[float] = []
+        self.refresh_seconds = REFRESH_SECONDS
         self._read_data()
 
     def _read_data(self) -> None:
@@ -62,7 +63,7 @@ class EngineCore:
 
     def refresh(self) -> None:
         """Read the data again when the store has changed since it was read."""
-        if time.monotonic() - self._checked < REFRESH_SECONDS:
+        if time.monotonic() - self._checked < self.refresh_seconds:
             return
         self._checked = time.monotonic()
         if fingerprint(self.store) != self._state:

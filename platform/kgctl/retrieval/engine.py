@@ -27,6 +27,7 @@ class QueryEngine(ExplorationTools, FilterTools, PatternTools, ShapingTools):
     """Tool implementations over one store and one IR. `session` keys the containers."""
 
     def new_query(self, session: str, template: str) -> QueryView:
+        self.refresh()
         found = self.templates.get(template.strip())
         if found is None:
             raise reject("unknown_template", f"no template {template!r}", field="template",

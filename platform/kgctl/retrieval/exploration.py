@@ -20,7 +20,6 @@ from kgctl.retrieval.feedback import (
     reject,
 )
 from kgctl.retrieval.mining import UNTYPED
-from kgctl.retrieval.schema import RDFS_LABEL
 from kgctl.retrieval.terms import RDF_TYPE
 
 TEXT_CAP = 200  # characters of a comment shown in summaries
@@ -28,11 +27,13 @@ TEXT_CAP = 200  # characters of a comment shown in summaries
 
 class ExplorationTools(EngineCore):
     def list_templates(self) -> TemplateList:
+        self.refresh()
         return TemplateList(templates={n: t.description for n, t in sorted(self.templates.items())
                                        if self.stats.instances(t.variables[t.root], self.schema)
                                        or t.variables[t.root] not in self.ir.classes})
 
     def list_classes(self, *, include_empty: bool = False) -> ClassList:
+        self.refresh()
         rows = []
         for iri, info in self.ir.classes.items():
             n = self.stats.instances(iri, self.schema)
@@ -42,6 +43,7 @@ class ExplorationTools(EngineCore):
         return ClassList(classes=tuple(rows))
 
     def describe_class(self, class_name: str) -> ClassDescription:
+        self.refresh()
         cls = self._class(class_name, "class_name")
         info = self.ir.classes[cls]
         below = set(self.schema.type_constraint(cls))
@@ -83,6 +85,7 @@ class ExplorationTools(EngineCore):
 
     def find_entities(self, label: str, *, class_name: str | None = None,
                       k: int = 5) -> EntityMatches:
+        self.refresh()
         cls = self._class(class_name, "class_name") if class_name else None
         if not label.strip():
             raise reject("empty_value", "give a label to search for", field="label", value=label)
@@ -102,7 +105,8 @@ class ExplorationTools(EngineCore):
             raise reject("unknown_entity", "no such entity in the graph", field="iri", value=iri,
                          hint="use find_entities to look an entity up by its label")
         classes = sorted({o.value for p, o in out if p == RDF_TYPE})
-        labels = sorted({o.value for p, o in out if p == RDFS_LABEL})
+        names = set(self.schema.label_properties())
+        labels = sorted({o.value for p, o in out if p in names and isinstance(o, ox.Literal)})
         return EntityDescription(
             iri=iri, classes=tuple(self.ir.curie(c) for c in classes), labels=tuple(labels),
             outgoing=tuple(_statement(self.ir, p, o) for p, o in sorted(out, key=_key)

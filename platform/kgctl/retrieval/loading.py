@@ -135,8 +135,10 @@ def declared_prefixes(paths: tuple[Path, ...]) -> dict[str, str]:
     return found
 
 
-def stored_tbox(store: GraphStore) -> OntologyIR | None:
-    """The IR of the T-Box statements held in the graph itself, or None when it holds none."""
+def stored_tbox(store: GraphStore, *, prefixes: dict[str, str] | None = None
+                ) -> OntologyIR | None:
+    """The IR of the T-Box statements held in the graph itself (its namespaces named by
+    `prefixes`), or None when it holds none."""
     from kgctl.ontology.loader import load_ir
 
     triples = list(store.query(TBOX, union=True))
@@ -150,9 +152,9 @@ def stored_tbox(store: GraphStore) -> OntologyIR | None:
         return term
 
     text = ox.serialize([ox.Triple(blank(t.subject), t.predicate, blank(t.object))
-                         for t in triples], format=ox.RdfFormat.N_TRIPLES)
+                         for t in triples], format=ox.RdfFormat.TURTLE, prefixes=prefixes or {})
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "stored-tbox.nt"
+        path = Path(folder) / "stored-tbox.ttl"
         path.write_bytes(text)
         try:
             return load_ir([path], profile_paths=[])

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgctl.retrieval.comparisons import NUMBER, XSD, ordered
 from kgctl.retrieval.core import EngineCore
-from kgctl.retrieval.drafts import Draft, aggregate_type, fresh, with_query
+from kgctl.retrieval.drafts import Draft, add, aggregate_type, fresh, with_query
 from kgctl.retrieval.feedback import QueryView, reject
 from kgctl.retrieval.model import (
     AGGREGATES,
     Aggregate,
+    Bind,
     Group,
     Having,
     OrderKey,
@@ -18,9 +20,10 @@ from kgctl.retrieval.model import (
     SubSelect,
 )
 from kgctl.retrieval.schema import NUMERIC_TYPES
-from kgctl.retrieval.terms import COMPARISONS, Const, Var
+from kgctl.retrieval.terms import COMPARISONS, Call, Const, Var
 
 MAX_ROWS = 10_000
+NUMBER_SAMPLE = 50  # values read to decide that a text variable holds numbers
 
 
 class ShapingTools(EngineCore):
@@ -47,6 +50,9 @@ class ShapingTools(EngineCore):
         if var is None and fn != "COUNT":
             raise reject("invalid_aggregate", f"{fn} needs a variable", field="variable",
                          sparql=draft.sparql())
+        note = ""
+        if fn in ("SUM", "AVG", "MIN", "MAX") and var is not None:
+            draft, var, note = self._as_number(draft, var)
         if fn in ("SUM", "AVG") and draft.variables.get(var) not in NUMERIC_TYPES:
             raise reject("not_numeric", f"?{var} is not numeric", field="variable", value=var,
                          allowed=tuple(v for v, t in draft.variables.items() if t in NUMERIC_TYPES),
@@ -68,7 +74,8 @@ class ShapingTools(EngineCore):
             update["having"] = (*draft.query.having, cond)
         new = with_query(draft, **update)
         new = new.model_copy(update={"variables": {**draft.variables, name: aggregate_type(fn)}})
-        return self._commit(session, query_id, draft, new, f"?{name} = {fn}")
+        return self._commit(session, query_id, self._draft(session, query_id), new,
+                            f"?{name} = {fn}{note}")
 
     def nest_query(self, session: str, query_id: str) -> QueryView:
         """Make the current query a sub-select of a new outer query whose variables are its
@@ -112,7 +119,24 @@ class ShapingTools(EngineCore):
         if limit is not None and not 0 < limit <= MAX_ROWS:
             raise reject("invalid_value", f"limit must be 1..{MAX_ROWS}", field="limit",
                          value=limit, sparql=draft.sparql())
-        keys = (*draft.query.order_by, OrderKey(var=Var(name=var), descending=descending))
+        base, var, note = (draft, var, "") if draft.query.grouped else self._as_number(draft, var)
+        keys = (*base.query.order_by, OrderKey(var=Var(name=var), descending=descending))
         return self._commit(session, query_id, draft,
-                            with_query(draft, order_by=keys, limit=limit or draft.query.limit),
-                            f"ordered by ?{var}{' desc' if descending else ''}")
+                            with_query(base, order_by=keys, limit=limit or base.query.limit),
+                            f"ordered by ?{var}{' desc' if descending else ''}{note}")
+
+    def _as_number(self, draft: Draft, var: str) -> tuple[Draft, str, str]:
+        """(draft, variable, note): text values that all read as numbers are cast, bound to a
+        new numeric variable ``?<var>_number``, so they order and aggregate as numbers."""
+        datatype = draft.variables.get(var, "")
+        if datatype in self.ir.classes or ordered(datatype):
+            return draft, var, ""
+        sample = SelectQuery(prefixes=self.prefixes, select=(Var(name=var),),
+                             where=draft.query.where, limit=NUMBER_SAMPLE)
+        values = [s[var] for s in self._select(sample.to_sparql()) if s[var] is not None]
+        if not values or not all(NUMBER.fullmatch(v.value.strip()) for v in values):
+            return draft, var, ""
+        out = fresh(draft, f"{var}_number")
+        cast = Bind(expr=Call(name=XSD + "double", args=(Var(name=var),)), var=Var(name=out))
+        return (add(draft, cast, variables={out: XSD + "double"}), out,
+                f" (text values cast to xsd:double as ?{out})")
