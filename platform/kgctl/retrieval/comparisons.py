@@ -35,6 +35,12 @@ _PATTERNS = {
     XSD + "duration": r"-?P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?",
 }
 # stored type -> the type its values are compared in
+# the lexical forms a cast to each type accepts, as SPARQL regular expressions (a cast is
+# applied only to text that matches: some servers fail the whole query on a failed cast)
+LEXICAL = {
+    XSD + "double": r"^\s*[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$",
+    **{kind: "^" + pattern.replace(r"\d", "[0-9]") + "$" for kind, pattern in _PATTERNS.items()},
+}
 COMPARED_AS = {XSD + "dateTimeStamp": XSD + "dateTime",
                XSD + "dayTimeDuration": XSD + "duration",
                XSD + "yearMonthDuration": XSD + "duration"}

@@ -64,10 +64,12 @@ class QueryEngine(ExplorationTools, FilterTools, PatternTools, ShapingTools):
         query = prune(draft.query)
         own = query.limit is not None and query.limit <= limit  # a top-k answer is complete
         cap = query.limit if own else limit
-        text = query.to_sparql(limit=cap if own else cap + 1)
-        solutions = list(self._select(text))
+        # one row more tells a cut answer, within the row cap of servers (Virtuoso's 10000)
+        probe = not own and cap < MAX_ROWS
+        solutions = list(self._select(query.to_sparql(limit=cap + 1 if probe else cap)))
         columns = tuple(query.columns())
         rows = tuple(tuple(None if s[c] is None else s[c].value for c in columns)
                      for s in solutions[:cap])
         return QueryAnswer(query_id=query_id, sparql=query.to_sparql(), columns=columns,
-                           rows=rows, truncated=len(solutions) > cap)
+                           rows=rows, truncated=len(solutions) > cap or (
+                               not own and not probe and len(solutions) == cap))

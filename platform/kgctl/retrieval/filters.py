@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from kgctl.ontology.ir import QuantityKind
-from kgctl.retrieval.comparisons import comparable, iso_text, ordered
+from kgctl.retrieval.comparisons import LEXICAL, comparable, iso_text, ordered
 from kgctl.retrieval.core import EngineCore
 from kgctl.retrieval.drafts import (
     Draft,
@@ -199,14 +199,17 @@ class FilterTools(EngineCore):
             if new:
                 items.append(triple(var, prop, target))
                 variables[target] = datatype
+                if self.schema.mined.uses.get(prop, (0, 0, ()))[0]:  # nodes too: not compared
+                    items.append(Filter(expr=Call(name="ISLITERAL", args=(Var(name=target),))))
             return items, target, datatype, variables
         node, new_node = hop(var, prop, stem, variables)
         if new_node:
             items.append(triple(var, prop, node))
             variables[node] = self._range_class(property)
-        target, new_label = hop(node, RDFS_LABEL, f"{node}_label", variables)
+        name = self.schema.label_property(draft.variables.get(node) or variables[node])
+        target, new_label = hop(node, name, f"{node}_label", variables)
         if new_label:
-            items.append(triple(node, RDFS_LABEL, target))
+            items.append(triple(node, name, target))
             variables[target] = XSD + "string"
         return items, target, XSD + "string", variables
 
@@ -265,9 +268,10 @@ class FilterTools(EngineCore):
                                   "(2017-04-16T08:00:00) or a duration (P1DT2H)",
                              sparql=draft.sparql())
             kind, lexical = typed
-            left = var if datatype == kind or (datatype in NUMERIC_TYPES and kind in
-                                               NUMERIC_TYPES) else Call(name=kind, args=(var,))
-            return BinOp(op=op, left=left, right=Const(value=lexical, datatype=kind))
+            test = BinOp(op=op, left=var, right=Const(value=lexical, datatype=kind))
+            if datatype == kind or (datatype in NUMERIC_TYPES and kind in NUMERIC_TYPES):
+                return test
+            return guarded_cast(var, kind, test)
         if op not in EQUALITY:
             raise _not_ordered(draft, op, "text")
         if match not in MATCH_MODES:
@@ -299,9 +303,20 @@ def _not_ordered(draft: Draft, op: str, what: str):
                                          "boolean test", sparql=draft.sparql())
 
 
+def guarded_cast(var: Var, kind: str, test: BinOp) -> Call:
+    """``IF(REGEX(STR(?v), lexical form of kind), test-on-kind(?v), false)``: the cast is tried
+    only on text that reads as `kind` (a failed cast is a row error in SPARQL but fails the whole
+    query on some servers, which do not short-cut ``&&`` either)."""
+    check = Call(name="REGEX", args=(Call(name="STR", args=(var,)), Const.string(LEXICAL[kind])))
+    cast = test.model_copy(update={"left": Call(name=kind, args=(var,))})
+    return Call(name="IF", args=(check, cast, Const.boolean(False)))
+
+
 def cast_note(test: Expr) -> str:
     """' (values cast to xsd:T)' when a comparison casts the stored values, ' (compared as ISO
     8601 text)' when it compares their text, else ''."""
+    if isinstance(test, Call) and test.name == "IF":
+        test = test.args[1]
     if isinstance(test, BinOp) and isinstance(test.left, Call) and test.left.name in CASTS:
         return f" (values cast to xsd:{test.left.name.removeprefix(XSD)})"
     if (isinstance(test, BinOp) and test.op in ("<", "<=", ">", ">=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kgctl.retrieval.comparisons import NUMBER, XSD, ordered
+from kgctl.retrieval.comparisons import LEXICAL, XSD, ordered
 from kgctl.retrieval.core import EngineCore
 from kgctl.retrieval.drafts import Draft, add, aggregate_type, fresh, with_query
 from kgctl.retrieval.feedback import QueryView, reject
@@ -13,6 +13,7 @@ from kgctl.retrieval.model import (
     AGGREGATES,
     Aggregate,
     Bind,
+    Filter,
     Group,
     Having,
     OrderKey,
@@ -20,10 +21,9 @@ from kgctl.retrieval.model import (
     SubSelect,
 )
 from kgctl.retrieval.schema import NUMERIC_TYPES
-from kgctl.retrieval.terms import COMPARISONS, Call, Const, Var
+from kgctl.retrieval.terms import COMPARISONS, Call, Const, Not, Var
 
 MAX_ROWS = 10_000
-NUMBER_SAMPLE = 50  # values read to decide that a text variable holds numbers
 
 
 class ShapingTools(EngineCore):
@@ -131,10 +131,13 @@ class ShapingTools(EngineCore):
         datatype = draft.variables.get(var, "")
         if datatype in self.ir.classes or ordered(datatype):
             return draft, var, ""
-        sample = SelectQuery(prefixes=self.prefixes, select=(Var(name=var),),
-                             where=draft.query.where, limit=NUMBER_SAMPLE)
-        values = [s[var] for s in self._select(sample.to_sparql()) if s[var] is not None]
-        if not values or not all(NUMBER.fullmatch(v.value.strip()) for v in values):
+        # every value of the variable must read as a number (then the cast cannot fail)
+        other = Filter(expr=Not(expr=Call(name="REGEX", args=(
+            Call(name="STR", args=(Var(name=var),)), Const.string(LEXICAL[XSD + "double"])))))
+        probe = SelectQuery(prefixes=self.prefixes, select=(Var(name=var),), limit=1,
+                            where=Group(items=(*draft.query.where.items, other)))
+        sample = probe.model_copy(update={"where": draft.query.where})
+        if list(self._select(probe.to_sparql())) or not list(self._select(sample.to_sparql())):
             return draft, var, ""
         out = fresh(draft, f"{var}_number")
         cast = Bind(expr=Call(name=XSD + "double", args=(Var(name=var),)), var=Var(name=out))
