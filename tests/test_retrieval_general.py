@@ -289,3 +289,43 @@ def test_schema_is_read_again_when_the_store_changes(engine):
     engine.refresh_seconds = 0.0
     after = {c.curie: c.instances for c in engine.list_classes().classes}
     assert after["sosa:Sensor"] == before["sosa:Sensor"] + 1
+
+
+def test_language_match_and_skipped_templates(server, engine):
+    async def steps(call):
+        _, listed = await call("list_templates", {})
+        _, q = await call("new_query", {"template": "feature_of_interest"})
+        qid = q["query_id"]
+        await call("add_triple", {"query_id": qid, "subject": "feature_of_interest",
+                                  "property": "rdfs:label", "object": "name"})
+        err, view = await call("filter_by_value", {"query_id": qid, "variable": "name",
+                                                   "value": "en", "match": "language"})
+        assert not err, view
+        _, answer = await call("execute_query", {"query_id": qid})
+        return listed, answer
+    listed, answer = session(server, steps)
+    assert listed["skipped"] == {} and "sensor" in listed["templates"]
+    expected = rows(engine, P + "SELECT DISTINCT ?f ?n WHERE { ?f a sosa:FeatureOfInterest ; "
+                    "rdfs:label ?n FILTER(LANGMATCHES(LANG(?n), \"en\")) }")
+    i, j = answer["columns"].index("feature_of_interest"), answer["columns"].index("name")
+    assert len(expected) > 5 and sorted({(r[i], r[j]) for r in answer["rows"]}) == expected
+
+
+def test_run_takes_the_prefixes_of_the_ontology(tmp_path):
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a sosa:Sensor }")
+    data = [a for f in sorted((SOSA / "data").glob("*.ttl")) for a in ("--data", str(f))]
+    result = CliRunner().invoke(cli, ["query", "run", str(query), *data, "--ontology",
+                                      str(SOSA_TBOX[0]), "--no-profile", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["rows"] == [["7"]]
+
+
+def test_shell_lists_templates_and_skips_those_that_do_not_fit():
+    data = [a for f in sorted((SOSA / "data").glob("*.ttl")) for a in ("--data", str(f))]
+    onto = [a for f in SOSA_TBOX for a in ("--ontology", str(f))]
+    result = CliRunner().invoke(cli, ["query", "shell", *data, *onto, "--no-profile"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.output)
+    assert "sensor" in listed["templates"] and "synthesis" not in listed["templates"]
+    assert "unknown prefix" in listed["skipped"]["cbu.rq"]  # a bundled file for another T-Box

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -75,13 +76,15 @@ def command() -> None:
 @command.command(name="run")
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
+@ontology_options
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
-        as_json: bool) -> None:
+        as_json: bool, **options) -> None:
     """Run a query file over the union of all paper graphs: SELECT rows as a table (or JSON),
-    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples.
+    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples. Prefixes the file uses without
+    declaring them come from the --ontology T-Box and the --data files.
 
-    Example: kgctl query run q.rq --store ./kg
+    Example: kgctl query run q.rq --data station.ttl --ontology sosa.ttl --no-profile
     """
     try:
         text = sparql_file.read_text(encoding="utf-8")
@@ -91,6 +94,8 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         raise InputError(f"{sparql_file} is empty")
     if store is not None and not store.is_dir():
         raise InputError(f"no store at {store}")  # a query never creates one
+    ir = ir_from_options(options)
+    text = with_prefixes(text, {**declared_prefixes(data), **(ir.prefixes if ir else {})})
     graph = open_graph(store, data, endpoint)
     try:
         results = graph.query(text, union=True)
@@ -105,6 +110,19 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
             _print_rows(results, as_json=as_json)
     finally:
         graph.close()
+
+
+def with_prefixes(text: str, prefixes: dict[str, str]) -> str:
+    """`text` with a PREFIX line for each of `prefixes` it uses but does not declare.
+
+    >>> print(with_prefixes("SELECT * { ?s a sosa:Sensor }", {"sosa": "http://e/sosa/"}))
+    PREFIX sosa: <http://e/sosa/>
+    SELECT * { ?s a sosa:Sensor }
+    """
+    lines = [f"PREFIX {p}: <{ns}>" for p, ns in sorted(prefixes.items())
+             if p and re.search(rf"(?<![\w\-.:<]){re.escape(p)}:(?!//)", text)
+             and not re.search(rf"PREFIX\s+{re.escape(p)}\s*:", text, re.IGNORECASE)]
+    return "\n".join([*lines, text])
 
 
 def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:

@@ -30,7 +30,8 @@ class ExplorationTools(EngineCore):
         self.refresh()
         return TemplateList(templates={n: t.description for n, t in sorted(self.templates.items())
                                        if self.stats.instances(t.variables[t.root], self.schema)
-                                       or t.variables[t.root] not in self.ir.classes})
+                                       or t.variables[t.root] not in self.ir.classes},
+                            skipped=self.skipped_templates)
 
     def list_classes(self, *, include_empty: bool = False) -> ClassList:
         self.refresh()

@@ -132,3 +132,4 @@ class EntityDescription(Frozen):
 
 class TemplateList(Frozen):
     templates: dict[str, str]  # name -> description
+    skipped: dict[str, str] = {}  # template file -> why it does not fit the loaded ontology

@@ -30,7 +30,7 @@ from kgctl.retrieval.terms import CASTS, COMPARISONS, BinOp, Call, Const, Expr, 
 from kgctl.retrieval.units import conversion, convertible_units, to_base, to_unit
 
 RELATIVE_TOLERANCE = 1e-9  # unit conversion round-off on range bounds
-MATCH_MODES = ("exact", "contains", "regex")
+MATCH_MODES = ("exact", "contains", "regex", "language")  # language: the value is a tag
 EQUALITY = ("=", "!=")
 
 
@@ -278,6 +278,9 @@ class FilterTools(EngineCore):
             raise reject("invalid_value", f"unknown match mode {match!r}", field="match",
                          value=match, allowed=MATCH_MODES, sparql=draft.sparql())
         text = str(value)
+        if match == "language":  # "en" keeps en, en-GB, ...
+            return Call(name="LANGMATCHES", args=(Call(name="LANG", args=(var,)),
+                                                  Const.string(text.strip())))
         if match == "regex":
             try:
                 re.compile(text)

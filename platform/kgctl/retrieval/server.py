@@ -104,7 +104,8 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
     def filter_by_value(query_id: QueryId, variable: Variable, value: str | float | bool,
                         ctx: Context, property: PropertyName | None = None, match: str = "exact",
                         op: str = "=", ignore_case: bool = True) -> CallToolResult:
-        """Filter on a literal property (string: exact|contains|regex; number: op; boolean),
+        """Filter on a literal property (string: match exact|contains|regex, or language with
+        a tag as value, e.g. 'en'; number, date, time, duration: op; boolean),
         on the label of the node an object property points to, or (no property) on the
         variable's own value. op '!=' negates (with a property: no matching value); ordering
         ops apply to numbers only."""
