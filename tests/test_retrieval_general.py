@@ -329,3 +329,19 @@ def test_shell_lists_templates_and_skips_those_that_do_not_fit():
     listed = json.loads(result.output)
     assert "sensor" in listed["templates"] and "synthesis" not in listed["templates"]
     assert "unknown prefix" in listed["skipped"]["cbu.rq"]  # a bundled file for another T-Box
+
+
+def test_a_day_given_for_date_times_keeps_that_day(server, engine):
+    async def steps(call):
+        _, q = await call("new_query", {"template": "observation"})
+        qid = q["query_id"]
+        err, view = await call("filter_by_value", {"query_id": qid, "variable": "observation",
+                                                   "property": "sosa:resultTime",
+                                                   "value": "2017-04-12"})
+        assert not err, view
+        _, answer = await call("execute_query", {"query_id": qid})
+        return answer
+    answer = session(server, steps)
+    expected = rows(engine, P + "SELECT ?o WHERE { ?o a sosa:Observation ; sosa:resultTime ?t "
+                    "FILTER(isLiteral(?t) && STRSTARTS(STR(?t), \"2017-04-12\")) }")
+    assert len(expected) == 2 and sorted({(r[0],) for r in answer["rows"]}) == expected

@@ -257,6 +257,11 @@ class FilterTools(EngineCore):
         if ordered(datatype) or (op not in EQUALITY and match == "exact"):
             typed = None if lexical else comparable(value, datatype)
             iso = iso_text(value, datatype)
+            coarser = typed is None or (len(iso or "") < 19 and typed[0] == XSD + "dateTime")
+            if op == "=" and iso is not None and coarser:
+                # a day, month or year given for finer values: the values within it
+                return Call(name="STRSTARTS", args=(Call(name="STR", args=(var,)),
+                                                    Const.string(iso)))
             if (typed is None or lexical) and iso is not None:  # partial or mixed dates
                 return BinOp(op=op, left=Call(name="STR", args=(var,)), right=Const.string(iso))
             if typed is None and not ordered(datatype):  # text that reads as no ordered type

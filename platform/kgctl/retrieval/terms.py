@@ -25,7 +25,7 @@ _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 OPERATORS = (*COMPARISONS, "+", "-", "*", "/", "&&", "||")
 FUNCTIONS = ("REGEX", "STR", "LCASE", "CONTAINS", "BOUND", "SAMETERM", "ISIRI", "ISLITERAL",
-             "IF", "LANG", "LANGMATCHES")
+             "IF", "LANG", "LANGMATCHES", "STRSTARTS")
 # XSD constructor functions (casts), named by their IRI
 CASTS = tuple(XSD + t for t in ("double", "dateTime", "date", "time", "duration", "gYear",
                                 "gYearMonth"))
