@@ -84,7 +84,7 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
     ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples. Prefixes the file uses without
     declaring them come from the --ontology T-Box and the --data files.
 
-    Example: kgctl query run q.rq --data station.ttl --ontology sosa.ttl --no-profile
+    Example: kgctl query run q.rq --store ./kg
     """
     try:
         text = sparql_file.read_text(encoding="utf-8")
@@ -146,7 +146,7 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
     Without --template it prints the templates the graph offers.
 
-    Example: kgctl query shell --template sensor --data station.ttl --ontology sosa.ttl
+    Example: kgctl query shell --template synthesis --data graph.trig
     """
     ir = ir_from_options(options)
     engine = build_engine(open_graph(store, data, endpoint), ir, data=data)
@@ -191,7 +191,9 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
     """Serve the query-building tools over MCP; the store and indexes load in the background.
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
-    Example: kgctl query serve --store ./kg --transport http --ontology sosa.ttl --no-profile
+    Examples:
+      kgctl query serve --store ./kg --transport http
+      kgctl query serve --data graph.trig --ontology sosa.ttl --no-profile
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
