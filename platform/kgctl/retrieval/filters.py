@@ -42,28 +42,36 @@ class FilterTools(EngineCore):
         if not entities:
             raise reject("empty_value", "give at least one entity IRI", field="entities",
                          value=list(entities), sparql=draft.sparql())
-        rows = []
-        for iri in entities:
-            node = self._entity_node(iri, sparql=draft.sparql())
+        nodes = [self._entity_node(iri, sparql=draft.sparql()) for iri in entities]
+        values = Values(variables_=(Var(name=var),),
+                        rows=tuple((Const.node(n.value),) for n in nodes))
+        try:
+            return self._commit(session, query_id, draft, add(draft, values),
+                                f"?{var} restricted to {len(nodes)} entity IRI(s)")
+        except Rejected as rejected:
+            # the data decides; when none of the rows has them, say why if the types tell
+            if rejected.feedback.code == "empty_result":
+                self._check_types(draft, var, nodes)
+            raise
+
+    def _check_types(self, draft: Draft, var: str, nodes: list) -> None:
+        """type_mismatch for the first entity the T-Box types, all of whose types are declared
+        and none fits the variable's class (untyped IRIs and vocabulary terms typed outside the
+        T-Box, a skos:Concept, a unit, are never refused on their type)."""
+        want = draft.variables[var]
+        for node in nodes:
             types = {s["t"].value
                      for s in self._select("SELECT ?e ?t WHERE { ?e a ?t }", {"e": node})}
-            want = draft.variables[var]
-            # refused only when the T-Box knows all its types and none fits: an untyped IRI or
-            # one typed outside the T-Box (a skos:Concept, a unit) is left to the dry run
             known = types and all(t in self.ir.classes and not self.ir.classes[t].external
                                   for t in types)
             if (want in self.ir.classes and known
                     and not any(self.schema.compatible(t, want) for t in types)):
-                raise reject("type_mismatch", f"{iri} is not a {self.ir.curie(want)}",
-                             field="entities", value=iri,
+                raise reject("type_mismatch", f"{node.value} is not a {self.ir.curie(want)}",
+                             field="entities", value=node.value,
                              allowed=tuple(sorted(self.ir.curie(t) for t in types)),
                              hint="filter a variable of the entity's class, or find_entities "
                                   f"with class_name={self.ir.curie(want)}",
                              sparql=draft.sparql())
-            rows.append((Const.node(iri),))
-        values = Values(variables_=(Var(name=var),), rows=tuple(rows))
-        return self._commit(session, query_id, draft, add(draft, values),
-                            f"?{var} restricted to {len(rows)} entity IRI(s)")
 
     def filter_by_value(self, session: str, query_id: str, variable: str,
                         value: str | float | bool, *, property: str | None = None,
