@@ -6,7 +6,8 @@ second reads each property's use by any subject (typed or not), so a property wh
 objects carry no type is still known, with its kind (node or literal) and datatypes. Classes and
 properties the data uses but the T-Box does not declare join the IR as ``external`` terms, with
 the classes the data links them to as domain and range: every tool then works on a graph whose
-T-Box is partial or missing.
+T-Box is partial or missing. The platform's own bookkeeping (the ``kg:Call`` records of the
+provenance graphs) is not part of the schema.
 
 >>> ir = merge(OntologyIR(), Mined(edges=(Edge(subject="http://e/A", property="http://e/p",
 ...     object="http://e/B", literal=False, count=3),), uses={"http://e/p": (3, 0, ())}))
@@ -24,6 +25,7 @@ import pyoxigraph as ox
 
 from kgctl.ontology.ir import ClassInfo, OntologyIR, PropertyInfo
 from kgctl.store.base import GraphStore
+from kgctl.store.provenance import KG
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
@@ -76,7 +78,7 @@ class Mined:
         edges: Counter[tuple[str, str, str, bool]] = Counter()
         for row in store.query(EDGES, union=True):
             c, p = row["c"], row["p"]
-            if not isinstance(c, ox.NamedNode):
+            if not isinstance(c, ox.NamedNode) or _bookkeeping(c, p, row["oc"]):
                 continue
             literal = row["dt"] is not None
             obj = row["dt"] if literal else row["oc"]
@@ -84,6 +86,8 @@ class Mined:
                    literal)] += int(row["n"].value)
         counts: dict[str, list] = {}
         for row in store.query(USES, union=True):
+            if _bookkeeping(row["p"]):
+                continue
             entry = counts.setdefault(row["p"].value, [0, 0, Counter()])
             n = int(row["n"].value)
             if row["dt"] is None:
@@ -96,7 +100,8 @@ class Mined:
                    uses={p: (a, b, tuple(d for d, _ in dts.most_common()))
                          for p, (a, b, dts) in counts.items()},
                    untyped=frozenset(r["p"].value for r in store.query(UNTYPED_SUBJECTS,
-                                                                         union=True)))
+                                                                         union=True)
+                                     if not _bookkeeping(r["p"])))
 
     def literal_only(self, prop: str) -> bool:
         nodes, literals, _ = self.uses.get(prop, (0, 0, ()))
@@ -157,6 +162,10 @@ def add_prefix(prefixes: dict[str, str], iri: str, named: dict[str, str] | None 
         n += 1
         name = f"{stem}{n}"
     prefixes[name] = namespace
+
+
+def _bookkeeping(*terms) -> bool:
+    return any(isinstance(t, ox.NamedNode) and t.value.startswith(KG) for t in terms)
 
 
 def local(iri: str) -> str:

@@ -9,6 +9,7 @@ import pyoxigraph as ox
 
 from kgctl.retrieval.schema import Schema
 from kgctl.store.base import GraphStore
+from kgctl.store.provenance import KG
 
 FINGERPRINT = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
 CLASS_COUNTS = "SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?t } GROUP BY ?t"
@@ -20,7 +21,8 @@ class StoreStats:
 
     @classmethod
     def collect(cls, store: GraphStore) -> StoreStats:
-        return cls(class_counts=_counts(store, CLASS_COUNTS, "t"))
+        return cls(class_counts={c: n for c, n in _counts(store, CLASS_COUNTS, "t").items()
+                                 if not c.startswith(KG)})  # not the provenance records
 
     def instances(self, cls: str, schema: Schema) -> int:
         """Instances typed with `cls` or one of its sub-classes."""
