@@ -29,6 +29,7 @@ instance of the root class is kept.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -70,10 +71,14 @@ class Template(BaseModel):
 
 
 def ir_templates(schema: Schema) -> dict[str, Template]:
-    """One template per IR class: ``?<class> a <class or sub-class>`` plus its optional label."""
+    """One template per IR class: ``?<class> a <class or sub-class>`` plus its optional label.
+    Named after the class (``sensor``); classes of the same local name in two namespaces are
+    named with their prefix (``foaf_person``, ``schema_person``)."""
     found: dict[str, Template] = {}
+    names = Counter(snake(c) for c in schema.ir.classes)
     for cls in schema.ir.classes:
-        var = snake(cls)
+        var = snake(cls) if names[snake(cls)] == 1 else snake(
+            schema.ir.curie(cls).replace(":", "_"))
         label = f"{var}_label"
         where = Group(items=(
             *type_patterns(var, cls, schema),
