@@ -188,12 +188,11 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
 @transport_options(DEFAULT_PORT)
 def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
           host: str, port: int, session_idle: float, **options) -> None:
-    """Serve the query-building tools over MCP; the store and indexes load in the background.
+    """Serve the query-building tools over MCP; the schema and label indexes load in the
+    background (data files are read first).
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
-    Examples:
-      kgctl query serve --store ./kg --transport http
-      kgctl query serve --data graph.trig --ontology sosa.ttl --no-profile
+    Example: kgctl query serve --data graph.trig --ontology sosa.ttl --no-profile
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
