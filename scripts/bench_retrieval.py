@@ -24,9 +24,9 @@ from pathlib import Path
 
 from kgctl.ontology.loader import default_ir, load_ir
 from kgctl.retrieval.benchmark import Report, evaluate, load_questions, run_workflow
+from kgctl.retrieval.commands import build_engine
 from kgctl.retrieval.engine import QueryEngine
-from kgctl.retrieval.loading import open_graph, stored_tbox
-from kgctl.retrieval.templates import BUNDLED_TEMPLATES
+from kgctl.retrieval.loading import open_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 MOP30 = ROOT / "benchmarks" / "mop30-questions"
@@ -58,11 +58,11 @@ def main() -> None:
     runs.append(("sosa", graph, QueryEngine(graph, load_ir(SOSA_TBOX, profile_paths=[]),
                                             templates=None),
                  {"sosa": SOSA / "questions.yaml"}))
-    if args.questions:
-        graph = open_graph(None, tuple(args.graph_data or ()))
-        ir = (load_ir(args.ontology, profile_paths=[]) if args.ontology
-              else stored_tbox(graph) or default_ir())
-        runs.append(("other", graph, QueryEngine(graph, ir, templates=BUNDLED_TEMPLATES),
+    if args.questions:  # as `kgctl query serve --data F... [--ontology O... --no-profile]`
+        files = tuple(args.graph_data or ())
+        graph = open_graph(None, files)
+        ir = load_ir(args.ontology, profile_paths=[]) if args.ontology else None
+        runs.append(("other", graph, build_engine(graph, ir, data=files),
                      {args.questions.stem: args.questions}))
     for name, graph, engine, sets in runs:
         measure(name, graph, engine, sets, repeat=args.repeat)
