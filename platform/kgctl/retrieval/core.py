@@ -151,27 +151,32 @@ class EngineCore:
         return found
 
     def _property(self, name: str, draft: Draft, var: str, *, inverse: bool = False) -> str:
+        """The IRI of a property that applies to ?var: from it (its domain admits the class, or
+        the data uses it from the class), or to it when `inverse` (its range admits it)."""
         iri = self.schema.expand(name)
         cls = draft.variables[var]
-        usable = [p for p in self.ir.properties.values() if cls in self.ir.classes and (
-            self.schema.accepts_object(p, cls) and p.kind == "object" if inverse
-            else self.schema.usable_from(cls, p) and p.domain)]
         if iri == RDFS_LABEL and not inverse and cls in self.ir.classes:
             return iri
         info = self.ir.properties.get(iri)
-        if info is None and iri != RDFS_LABEL:
+        if info is None:
             raise reject("unknown_property", f"no property {name!r} in the ontology",
                          field="property", value=name,
                          allowed=tuple(self.schema.near_names(name, kind="property")),
                          sparql=draft.sparql())
-        if cls not in self.ir.classes or (info not in usable and not (
-                info is not None and not inverse and self.schema.usable_from(cls, info))):
+        if cls not in self.ir.classes or not self._applies(info, cls, inverse=inverse):
+            allowed = [p for p in self.ir.properties.values() if cls in self.ir.classes
+                       and (p.domain or inverse) and self._applies(p, cls, inverse=inverse)]
             raise reject("domain_mismatch", f"{self.ir.curie(iri)} does not apply to "
                          f"?{var} ({self.ir.curie(cls)})", field="property", value=name,
-                         allowed=tuple(sorted(self.ir.curie(p.iri) for p in usable)),
+                         allowed=tuple(sorted(self.ir.curie(p.iri) for p in allowed)),
                          hint="use one of the allowed properties or add_path_constraint",
                          sparql=draft.sparql())
         return iri
+
+    def _applies(self, info: PropertyInfo, cls: str, *, inverse: bool) -> bool:
+        if inverse:
+            return info.kind == "object" and self.schema.accepts_object(info, cls)
+        return self.schema.usable_from(cls, info)
 
     def _range_class(self, name: str, subject: str = "") -> str:
         """What `?s name ?o` binds ?o to: the range class, or the datatype of the values (the
