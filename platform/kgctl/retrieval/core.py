@@ -28,7 +28,7 @@ from kgctl.retrieval.templates import BUNDLED_TEMPLATES, Template, load_template
 from kgctl.store.base import GraphStore
 
 _PARSER = ox.Store()  # empty: parses queries back without touching data
-REFRESH_SECONDS = 2.0
+REFRESH_SECONDS = 10.0  # a changed store is seen within this (a count per graph)
 NODE = "http://www.w3.org/2000/01/rdf-schema#Resource"  # a node of no known class
 
 
