@@ -345,3 +345,20 @@ def test_a_day_given_for_date_times_keeps_that_day(server, engine):
     expected = rows(engine, P + "SELECT ?o WHERE { ?o a sosa:Observation ; sosa:resultTime ?t "
                     "FILTER(isLiteral(?t) && STRSTARTS(STR(?t), \"2017-04-12\")) }")
     assert len(expected) == 2 and sorted({(r[0],) for r in answer["rows"]}) == expected
+
+
+def test_properties_chain_from_a_node_of_no_known_class(server):
+    """QUDT units are IRIs of a vocabulary the T-Box does not declare: a property from such a
+    node is left to the dry run, not refused."""
+    async def steps(call):
+        _, q = await call("new_query", {"template": "observation"})
+        qid = q["query_id"]
+        for subject, prop, obj in (("observation", "sosa:hasResult", "result"),
+                                   ("result", "qudt:unit", "unit")):
+            err, view = await call("add_triple", {"query_id": qid, "subject": subject,
+                                                  "property": prop, "object": obj})
+            assert not err, view
+        return await call("add_triple", {"query_id": qid, "subject": "unit",
+                                         "property": "rdfs:label", "mode": "optional"})
+    err, view = session(server, steps)
+    assert not err and view["variables"]["unit"] == "rdfs:Resource"

@@ -163,6 +163,8 @@ class EngineCore:
                          field="property", value=name,
                          allowed=tuple(self.schema.near_names(name, kind="property")),
                          sparql=draft.sparql())
+        if cls == NODE and (info.kind == "object" or not inverse):  # no class to check
+            return iri
         if cls not in self.ir.classes or not self._applies(info, cls, inverse=inverse):
             allowed = [p for p in self.ir.properties.values() if cls in self.ir.classes
                        and (p.domain or inverse) and self._applies(p, cls, inverse=inverse)]
