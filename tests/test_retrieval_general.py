@@ -239,8 +239,9 @@ ex:owns a owl:ObjectProperty ; rdfs:domain ex:Person ; rdfs:range ex:Animal .
 ex:employs a owl:ObjectProperty ; rdfs:range ex:Person ;
   rdfs:domain [ a owl:Class ; owl:unionOf ( ex:Company ex:Charity ) ] .
 ex:weight a owl:DatatypeProperty ; rdfs:domain ex:Animal .
+ex:colour a owl:ObjectProperty ; rdfs:domain ex:Animal .
 ex:ann a ex:Person ; rdfs:label "Ann" ; ex:owns ex:rex, ex:tom .
-ex:rex a ex:Dog ; rdfs:label "Rex" ; ex:weight "9.5" .
+ex:rex a ex:Dog ; rdfs:label "Rex" ; ex:weight "9.5" ; ex:colour "brown" .
 ex:tom a ex:Animal ; rdfs:label "Tom" ; ex:weight "30" .
 ex:acme a ex:Company ; rdfs:label "Acme" ; ex:employs ex:ann .
 ex:help a ex:Charity ; rdfs:label "Help" ; ex:employs ex:ann .
@@ -362,3 +363,26 @@ def test_properties_chain_from_a_node_of_no_known_class(server):
                                          "property": "rdfs:label", "mode": "optional"})
     err, view = session(server, steps)
     assert not err and view["variables"]["unit"] == "rdfs:Resource"
+
+
+def test_object_property_holding_literals_in_the_data(tmp_path):
+    """ex:colour is declared an object property; the data gives it text: filtered as a value
+    (before: refused as an empty result)."""
+    from kgctl.retrieval.commands import build_engine
+    from kgctl.retrieval.loading import open_graph
+
+    data = tmp_path / "zoo.ttl"
+    data.write_text(TBOX_AND_DATA)
+    zoo = build_server(build_engine(open_graph(None, (data,)), None, data=(data,)))
+
+    async def steps(call):
+        _, q = await call("new_query", {"template": "animal"})
+        err, view = await call("filter_by_value", {"query_id": q["query_id"],
+                                                   "variable": "animal", "property": "ex:colour",
+                                                   "value": "brown"})
+        assert not err, view
+        _, answer = await call("execute_query", {"query_id": q["query_id"]})
+        return view, answer
+    view, answer = session(zoo, steps)
+    assert "ex:colour ?animal_colour" in view["sparql"]
+    assert [r[0] for r in answer["rows"]] == ["http://example.org/zoo#rex"]
