@@ -9,6 +9,7 @@ from pathlib import Path
 from evaluation_helpers import replayed_store
 
 from kgctl.ontology.loader import default_ir
+from kgctl.packs import load_pack
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.store.base import GraphStore
 
@@ -22,7 +23,7 @@ def mop30_store() -> GraphStore:
 
 
 def mop30_engine() -> QueryEngine:
-    return QueryEngine(mop30_store(), default_ir())
+    return QueryEngine(mop30_store(), default_ir(), templates=load_pack().part("templates"))
 
 
 def mop30_trig(folder: Path) -> Path:
@@ -102,3 +103,18 @@ def _completion(reply, n: int) -> dict:
     return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": "scripted",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+SOSA = Path(__file__).parents[1] / "benchmarks" / "sosa-questions"
+SOSA_TBOX = [Path(__file__).parent / "ontologies" / name / f"{name}.ttl"
+             for name in ("sosa", "time")]
+
+
+def sosa_engine(*extra: Path) -> QueryEngine:
+    """The W3C SOSA example graph (plus `extra` data files) with the SOSA and OWL-Time T-Boxes
+    and no template files: a graph the engine was not written for."""
+    from kgctl.ontology.loader import load_ir
+    from kgctl.retrieval.loading import open_graph
+
+    graph = open_graph(None, (*sorted((SOSA / "data").glob("*.ttl")), *extra))
+    return QueryEngine(graph, load_ir(SOSA_TBOX, profile_paths=[]), templates=None)

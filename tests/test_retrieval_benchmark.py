@@ -4,7 +4,7 @@ with the reference answer (the bundled set and the chemist set)."""
 from __future__ import annotations
 
 import pytest
-from retrieval_helpers import QUESTIONS, mop30_engine
+from retrieval_helpers import QUESTIONS, SOSA, mop30_engine, sosa_engine
 
 from kgctl.retrieval.benchmark import evaluate, load_questions
 
@@ -27,3 +27,13 @@ def test_benchmark_questions_are_constructible(name):
 def test_question_ids_are_unique_across_sets():
     ids = [q.id for path, _ in SETS.values() for q in load_questions(path)]
     assert len(ids) == len(set(ids)) == sum(n for _, n in SETS.values())
+
+
+def test_sosa_questions_are_constructible():
+    """The set on a graph the engine was not written for: T-Boxes without domains or ranges,
+    blank nodes, and no template files."""
+    questions = load_questions(SOSA / "questions.yaml")
+    assert len(questions) == 22
+    report = evaluate(sosa_engine(), questions)
+    assert all(o.reference_rows > 0 for o in report.outcomes)
+    assert report.not_constructible == {} and report.constructible == 22

@@ -6,10 +6,13 @@ from __future__ import annotations
 import anyio
 import pytest
 from mcp import Client
-from retrieval_helpers import mop30_store
+from retrieval_helpers import SOSA, SOSA_TBOX, mop30_store, sosa_engine
 from store_helpers import OxigraphServer
+from virtuoso_helpers import VirtuosoServer, missing_reason
 
-from kgctl.ontology.loader import default_ir
+from kgctl.ontology.loader import default_ir, load_ir
+from kgctl.packs import load_pack
+from kgctl.retrieval.benchmark import evaluate, load_questions
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.server import build_server
 from kgctl.store import open_store
@@ -34,7 +37,8 @@ def remote(tmp_path_factory):
 
 def test_paper_of_an_entity_on_a_remote_store(remote):
     expected = sorted((r["g"].value, r["n"].value) for r in remote.query(PER_PAPER, union=True))
-    server = build_server(QueryEngine(remote, default_ir()))
+    server = build_server(QueryEngine(remote, default_ir(),
+                                      templates=load_pack().part("templates")))
 
     async def main():
         async with Client(server, mode="legacy") as client:
@@ -52,3 +56,21 @@ def test_paper_of_an_entity_on_a_remote_store(remote):
     rows = anyio.run(main)
     assert [g for g, _ in expected] == [f"https://w3id.org/kgctl/paper/{p}" for p in sorted(PAPERS)]
     assert rows == expected
+
+
+@pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))
+def test_sosa_questions_on_virtuoso(tmp_path, monkeypatch):
+    """Mining, typed comparisons and casts in the SPARQL every engine runs: the SOSA set on a
+    real Virtuoso gives the reference answers (it fails a whole query on a failed cast, does not
+    short-cut &&, and compares IRIs with date-times)."""
+    server = VirtuosoServer(tmp_path)
+    try:
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        store = open_store(endpoint=server.url)
+        store.import_data(sosa_engine().store.export())
+        engine = QueryEngine(store, load_ir(SOSA_TBOX, profile_paths=[]), templates=None)
+        report = evaluate(engine, load_questions(SOSA / "questions.yaml"))
+        assert report.questions == 22 and report.not_constructible == {}
+    finally:
+        server.stop()

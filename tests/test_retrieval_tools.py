@@ -157,3 +157,14 @@ def test_describe_class_counts_instances(engine):
     by_name = {(p.curie, p.direction): p for p in desc.properties}
     assert by_name[("ontosyn:hasTargetTemperature", "out")].instances == int(heated)
     assert "om-2:kelvin" in by_name[("ontosyn:hasTargetTemperature", "out")].quantity_units
+
+
+def test_provenance_records_are_not_part_of_the_schema(engine):
+    """The replayed store's provenance graphs type 1,700 call records: bookkeeping, never a class
+    to query, a template or a path."""
+    from kgctl.store.provenance import KG
+
+    calls = engine.store.query(f"ASK {{ GRAPH ?g {{ ?c a <{KG}Call> }} }}")
+    assert bool(calls)
+    assert not any(c.iri.startswith(KG) for c in engine.list_classes().classes)
+    assert not any(KG in e.subject + e.property + e.object for e in engine.schema.mined.edges)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -10,13 +11,14 @@ import click
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat, serialize
 
 from kgctl.errors import InputError
-from kgctl.ontology.loader import pack_ir
+from kgctl.ontology.ir import OntologyIR
+from kgctl.ontology.loader import STANDARD_PREFIXES, pack_ir
+from kgctl.ontology.options import ir_from_options, ontology_options
 from kgctl.packs import domain_option, load_pack
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
-from kgctl.store import open_store as open_any
+from kgctl.retrieval.loading import declared_prefixes, open_graph, stored_tbox
 from kgctl.store.base import GraphStore
-from kgctl.store.embedded import EmbeddedStore
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
 
@@ -29,40 +31,33 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
                  "describe_entity")
 
 
-def engine_for(store: GraphStore, domain: str | None) -> QueryEngine:
-    """The query engine over `store` for a domain pack's T-Box and retrieval templates (a pack
-    without templates gets one per class of its T-Box)."""
+def build_engine(graph: GraphStore, ir: OntologyIR | None, *, data: tuple[Path, ...] = (),
+                 domain: str | None = None) -> QueryEngine:
+    """The engine over `graph` with the T-Box `ir` (from --ontology), else the `domain` pack's,
+    else the one stored in the graph, else the default pack's when the data uses its classes,
+    else none (the schema is then what the data shows). The pack's retrieval templates come
+    with its T-Box; `data` are the files whose declared prefixes name the data's namespaces."""
+    prefixes = declared_prefixes(data)
     pack = load_pack(domain)
-    return QueryEngine(store, pack_ir(pack.root),
-                       templates=pack.part("templates") or pack.root / "templates")
+    tbox = (ir or (pack_ir(pack.root) if domain is not None else None)
+            or stored_tbox(graph, prefixes=prefixes) or pack_if_used(graph, pack_ir(pack.root)))
+    templates = pack.part("templates") if tbox is pack_ir(pack.root) else None
+    return QueryEngine(graph, tbox, templates=templates, prefixes=prefixes)
 
 
-def open_store(store: Path | None, data: tuple[Path, ...], endpoint: str | None = None
-               ) -> GraphStore:
-    if endpoint is not None:
-        if store is not None or data:
-            raise InputError("give --endpoint or --store/--data, not both")
-        return open_any(endpoint=endpoint)
-    if store is None and not data:
-        raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
-    return load_files(EmbeddedStore(store), data)
-
-
-def load_files(opened: EmbeddedStore, data: tuple[Path, ...]) -> EmbeddedStore:
-    for path in data:
-        try:
-            opened.import_data(path.read_bytes())
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
-        except SyntaxError as exc:
-            raise InputError(f"{path}: not valid TriG: {exc}") from None
-    return opened
+def pack_if_used(graph: GraphStore, tbox: OntologyIR) -> OntologyIR:
+    """`tbox` when the data uses one of its classes, else an empty T-Box."""
+    used = {r["t"].value for r in graph.query("SELECT DISTINCT ?t WHERE { ?s a ?t }",
+                                              union=True)}
+    return tbox if used & set(tbox.classes) else OntologyIR(prefixes=STANDARD_PREFIXES)
 
 
 store_options = [
     click.option("--store", type=click.Path(path_type=Path), help="on-disk store directory"),
     click.option("--data", multiple=True, type=click.Path(path_type=Path),
-                 help="TriG file loaded into the store first (repeatable)"),
+                 help="RDF file (TriG, N-Quads, Turtle, N-Triples, RDF/XML) queried with the "
+                      "store, in memory: never written to it; blank nodes are skolemised "
+                      "(repeatable)"),
     click.option("--endpoint", metavar="URL", help="SPARQL endpoint URL of a remote store"),
 ]
 
@@ -84,11 +79,13 @@ def command() -> None:
 @command.command(name="run")
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
+@ontology_options
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
-        as_json: bool) -> None:
+        as_json: bool, **options) -> None:
     """Run a query file over the union of all paper graphs: SELECT rows as a table (or JSON),
-    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples.
+    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples. Prefixes the file uses without
+    declaring them come from the --ontology T-Box and the --data files.
 
     Example: kgctl query run q.rq --store ./kg
     """
@@ -100,7 +97,9 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         raise InputError(f"{sparql_file} is empty")
     if store is not None and not store.is_dir():
         raise InputError(f"no store at {store}")  # a query never creates one
-    graph = open_store(store, data, endpoint)
+    ir = ir_from_options(options)
+    text = with_prefixes(text, {**declared_prefixes(data), **(ir.prefixes if ir else {})})
+    graph = open_graph(store, data, endpoint)
     try:
         results = graph.query(text, union=True)
         if isinstance(results, QueryBoolean):
@@ -116,6 +115,19 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
         graph.close()
 
 
+def with_prefixes(text: str, prefixes: dict[str, str]) -> str:
+    """`text` with a PREFIX line for each of `prefixes` it uses but does not declare.
+
+    >>> print(with_prefixes("SELECT * { ?s a sosa:Sensor }", {"sosa": "http://e/sosa/"}))
+    PREFIX sosa: <http://e/sosa/>
+    SELECT * { ?s a sosa:Sensor }
+    """
+    lines = [f"PREFIX {p}: <{ns}>" for p, ns in sorted(prefixes.items())
+             if p and re.search(rf"(?<![\w\-.:<]){re.escape(p)}:(?!//)", text)
+             and not re.search(rf"PREFIX\s+{re.escape(p)}\s*:", text, re.IGNORECASE)]
+    return "\n".join([*lines, text])
+
+
 def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
     columns = [v.value for v in solutions.variables]
     rows = [[None if s[c] is None else s[c].value for c in columns] for s in solutions]
@@ -128,18 +140,23 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 
 
 @command.command(name="shell")
-@click.option("--template", required=True,
-              help="template to start from (see the list_templates tool)")
+@click.option("--template", help="template to start from (default: list the templates)")
 @with_store
+@ontology_options
 @domain_option
-def shell(template: str, store: Path | None, data: tuple[Path, ...],
-          endpoint: str | None, domain: str | None) -> None:
+def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
+          endpoint: str | None, domain: str | None, **options) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
+    Without --template it prints the templates the graph offers.
 
     Example: kgctl query shell --template observation --data graph.trig
     """
-    engine = engine_for(open_store(store, data, endpoint), domain)
+    ir = ir_from_options(options)
+    engine = build_engine(open_graph(store, data, endpoint), ir, data=data, domain=domain)
+    if template is None:
+        click.echo(engine.list_templates().model_dump_json(indent=2))
+        return
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
     if view is None:
         raise InputError(f"cannot start from template {template!r}")
@@ -171,30 +188,26 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...],
 
 @command.command(name="serve")
 @with_store
-@transport_options(DEFAULT_PORT)
+@ontology_options
 @domain_option
+@transport_options(DEFAULT_PORT)
 def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
-          host: str, port: int, session_idle: float, domain: str | None) -> None:
-    """Serve the query-building tools over MCP; the store and indexes load in the background.
+          host: str, port: int, session_idle: float, domain: str | None, **options) -> None:
+    """Serve the query-building tools over MCP; the schema and label indexes load in the
+    background (data files are read first).
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
 
-    Example: kgctl query serve --store ./kg --transport http
+    Example: kgctl query serve --data graph.trig --ontology sosa.ttl --no-profile
     """
     from kgctl.retrieval.server import build_server  # the MCP SDK only when serving
 
-    if endpoint is not None:
-        graph = open_store(store, data, endpoint)
-        load_pack(domain)  # a bad --domain fails before serving
-        server = build_server(lambda: engine_for(graph, domain))
-    else:
-        if store is None and not data:
-            raise InputError("give --store DIR, --data FILE.trig or --endpoint URL")
-        missing = [str(path) for path in data if not path.is_file()]
-        if missing:
-            raise InputError(f"cannot read {', '.join(missing)}: no such file")
-        local = EmbeddedStore(store)  # a locked store fails here, before serving
-        load_pack(domain)
-        server = build_server(lambda: engine_for(load_files(local, data), domain))
+    missing = [str(path) for path in data if not path.is_file()]
+    if missing:
+        raise InputError(f"cannot read {', '.join(missing)}: no such file")
+    ir = ir_from_options(options)  # a bad T-Box fails here, before serving
+    load_pack(domain)  # and a bad --domain
+    graph = open_graph(store, data, endpoint)  # so does a locked store
+    server = build_server(lambda: build_engine(graph, ir, data=data, domain=domain))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

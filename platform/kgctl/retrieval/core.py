@@ -1,5 +1,11 @@
 """State and checks shared by the retrieval tools: the store, the schema view, the containers,
-name resolution with feedback, and the commit rule (parse back, dry-run, non-empty)."""
+name resolution with feedback, and the commit rule (parse back, dry-run, non-empty).
+
+The engine is built from a store, the IR of its T-Box and a folder of template files (or None):
+what the data shows (the mined schema graph, class counts, label predicates) is read from the
+store and read again when the store has changed (checked at most every ``REFRESH_SECONDS``, at
+the exploration tools and ``new_query``).
+"""
 
 from __future__ import annotations
 
@@ -14,30 +20,54 @@ from kgctl.retrieval.containers import Container, ContainerRegistry
 from kgctl.retrieval.drafts import Draft, common_ancestor, valid_name
 from kgctl.retrieval.feedback import QueryView, reject
 from kgctl.retrieval.labels import LabelIndex
+from kgctl.retrieval.mining import Mined, merge
 from kgctl.retrieval.prune import prune
 from kgctl.retrieval.schema import RDFS_LABEL, XSD, Schema
-from kgctl.retrieval.stats import StoreStats
+from kgctl.retrieval.stats import StoreStats, fingerprint
 from kgctl.retrieval.templates import Template, load_templates
 from kgctl.store.base import GraphStore
 
 _PARSER = ox.Store()  # empty: parses queries back without touching data
+REFRESH_SECONDS = 10.0  # a changed store is seen within this (a count per graph)
+NODE = "http://www.w3.org/2000/01/rdf-schema#Resource"  # a node of no known class
 
 
 class EngineCore:
-    """One store and one IR; `session` keys the containers."""
+    """One store, the IR of its T-Box and a template folder; `session` keys the containers."""
 
-    def __init__(self, store: GraphStore, ir: OntologyIR, *, templates: Path | None = None,
+    def __init__(self, store: GraphStore, ir: OntologyIR, *,
+                 templates: Path | None = None, prefixes: dict[str, str] | None = None,
                  registry: ContainerRegistry[Draft] | None = None):
         self.store = store
-        self.ir = ir
-        self.stats = StoreStats.collect(store)
-        self.schema = Schema(ir, property_counts=self.stats.property_counts)
-        self.templates: dict[str, Template] = load_templates(self.schema,
-                                                                 folder=templates)
-        self.labels = LabelIndex.build(store, self.schema)
+        self.tbox = ir
+        self.prefix_hints = dict(prefixes or {})  # names for namespaces only the data uses
+        self.template_folder = templates
         self.registry: ContainerRegistry[Draft] = registry or ContainerRegistry()
-        self.prefixes = tuple(sorted(ir.prefixes.items()))
         self.dry_run_ms: list[float] = []
+        self.refresh_seconds = REFRESH_SECONDS
+        self._read_data()
+
+    def _read_data(self) -> None:
+        """Mine the schema graph, count classes, index labels and load the templates."""
+        self._state = fingerprint(self.store)
+        self._checked = time.monotonic()
+        self.stats = StoreStats.collect(self.store)
+        mined = Mined.read(self.store)
+        self.ir = merge(self.tbox, mined, hints=self.prefix_hints)
+        self.schema = Schema(self.ir, mined=mined)
+        self.templates: dict[str, Template]
+        self.templates, self.skipped_templates = load_templates(self.schema,
+                                                                folder=self.template_folder)
+        self.labels = LabelIndex.build(self.store, self.schema)
+        self.prefixes = tuple(sorted(self.ir.prefixes.items()))
+
+    def refresh(self) -> None:
+        """Read the data again when the store has changed since it was read."""
+        if time.monotonic() - self._checked < self.refresh_seconds:
+            return
+        self._checked = time.monotonic()
+        if fingerprint(self.store) != self._state:
+            self._read_data()
 
     # -- the commit rule ----------------------------------------------------------------------
     def _commit(self, session: str, query_id: str, old: Draft, new: Draft,
@@ -121,32 +151,45 @@ class EngineCore:
         return found
 
     def _property(self, name: str, draft: Draft, var: str, *, inverse: bool = False) -> str:
+        """The IRI of a property that applies to ?var: from it (its domain admits the class, or
+        the data uses it from the class), or to it when `inverse` (its range admits it)."""
         iri = self.schema.expand(name)
         cls = draft.variables[var]
-        usable = [p for p in self.ir.properties.values() if cls in self.ir.classes and (
-            self.schema.accepts_object(p, cls) and p.kind == "object" if inverse
-            else self.schema.usable_from(cls, p) and p.domain)]
         if iri == RDFS_LABEL and not inverse and cls in self.ir.classes:
             return iri
         info = self.ir.properties.get(iri)
-        if info is None and iri != RDFS_LABEL:
+        if info is None:
             raise reject("unknown_property", f"no property {name!r} in the ontology",
                          field="property", value=name,
                          allowed=tuple(self.schema.near_names(name, kind="property")),
                          sparql=draft.sparql())
-        if cls not in self.ir.classes or info not in usable:
+        if cls == NODE and (info.kind == "object" or not inverse):  # no class to check
+            return iri
+        if cls not in self.ir.classes or not self._applies(info, cls, inverse=inverse):
+            allowed = [p for p in self.ir.properties.values() if cls in self.ir.classes
+                       and (p.domain or inverse) and self._applies(p, cls, inverse=inverse)]
             raise reject("domain_mismatch", f"{self.ir.curie(iri)} does not apply to "
                          f"?{var} ({self.ir.curie(cls)})", field="property", value=name,
-                         allowed=tuple(sorted(self.ir.curie(p.iri) for p in usable)),
+                         allowed=tuple(sorted(self.ir.curie(p.iri) for p in allowed)),
                          hint="use one of the allowed properties or add_path_constraint",
                          sparql=draft.sparql())
         return iri
 
-    def _range_class(self, name: str) -> str:
+    def _applies(self, info: PropertyInfo, cls: str, *, inverse: bool) -> bool:
+        if inverse:
+            return info.kind == "object" and self.schema.accepts_object(info, cls)
+        return self.schema.usable_from(cls, info)
+
+    def _range_class(self, name: str, subject: str = "") -> str:
+        """What `?s name ?o` binds ?o to: the range class, or the datatype of the values (the
+        T-Box's, else the data's, also for an object property the data fills with literals)."""
         info = self.ir.properties.get(self.schema.expand(name))
-        if info is None or not info.range:
+        if info is None:
             return XSD + "string"
-        return info.range[0]
+        if self.schema.holds_literals(info):
+            return self.schema.datatype_of(info, self.schema.type_constraint(subject))
+        classes = self.schema.end_classes(info, inverse=False)
+        return classes[0] if classes else NODE
 
     def _domain_class(self, info: PropertyInfo | None) -> str:
         return info.domain[0] if info and len(info.domain) == 1 else (

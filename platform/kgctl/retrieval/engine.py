@@ -27,6 +27,7 @@ class QueryEngine(ExplorationTools, FilterTools, PatternTools, ShapingTools):
     """Tool implementations over one store and one IR. `session` keys the containers."""
 
     def new_query(self, session: str, template: str) -> QueryView:
+        self.refresh()
         found = self.templates.get(template.strip())
         if found is None:
             raise reject("unknown_template", f"no template {template!r}", field="template",
@@ -61,11 +62,14 @@ class QueryEngine(ExplorationTools, FilterTools, PatternTools, ShapingTools):
 
     def run(self, draft: Draft, *, query_id: str = "", limit: int = MAX_ROWS) -> QueryAnswer:
         query = prune(draft.query)
-        cap = min(limit, query.limit) if query.limit else limit
-        text = query.to_sparql(limit=cap + 1)
-        solutions = list(self._select(text))
+        own = query.limit is not None and query.limit <= limit  # a top-k answer is complete
+        cap = query.limit if own else limit
+        # one row more tells a cut answer, within the row cap of servers (Virtuoso's 10000)
+        probe = not own and cap < MAX_ROWS
+        solutions = list(self._select(query.to_sparql(limit=cap + 1 if probe else cap)))
         columns = tuple(query.columns())
         rows = tuple(tuple(None if s[c] is None else s[c].value for c in columns)
                      for s in solutions[:cap])
         return QueryAnswer(query_id=query_id, sparql=query.to_sparql(), columns=columns,
-                           rows=rows, truncated=len(solutions) > cap)
+                           rows=rows, truncated=len(solutions) > cap or (
+                               not own and not probe and len(solutions) == cap))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pyoxigraph as ox
 
 from kgctl.ontology.ir import OntologyIR
@@ -17,7 +19,7 @@ from kgctl.retrieval.feedback import (
     TemplateList,
     reject,
 )
-from kgctl.retrieval.schema import RDFS_LABEL
+from kgctl.retrieval.mining import UNTYPED
 from kgctl.retrieval.terms import RDF_TYPE
 
 TEXT_CAP = 200  # characters of a comment shown in summaries
@@ -25,11 +27,14 @@ TEXT_CAP = 200  # characters of a comment shown in summaries
 
 class ExplorationTools(EngineCore):
     def list_templates(self) -> TemplateList:
+        self.refresh()
         return TemplateList(templates={n: t.description for n, t in sorted(self.templates.items())
-                                       if t.source != "ir" or self.stats.instances(
-                                           t.variables[t.root], self.schema)})
+                                       if self.stats.instances(t.variables[t.root], self.schema)
+                                       or t.variables[t.root] not in self.ir.classes},
+                            skipped=self.skipped_templates)
 
     def list_classes(self, *, include_empty: bool = False) -> ClassList:
+        self.refresh()
         rows = []
         for iri, info in self.ir.classes.items():
             n = self.stats.instances(iri, self.schema)
@@ -39,24 +44,36 @@ class ExplorationTools(EngineCore):
         return ClassList(classes=tuple(rows))
 
     def describe_class(self, class_name: str) -> ClassDescription:
+        self.refresh()
         cls = self._class(class_name, "class_name")
         info = self.ir.classes[cls]
-        out_counts, in_counts = self.stats.class_property_counts(self.store, self.schema, cls)
-        props = []
-        for prop in self.ir.properties.values():
+        below = set(self.schema.type_constraint(cls))
+        out: dict[str, Counter[str]] = {}
+        inc: dict[str, Counter[str]] = {}
+        for e in self.schema.mined.edges:  # what the data links instances of `cls` with
+            if e.subject in below:
+                out.setdefault(e.property, Counter())[e.object] += e.count
+            if not e.literal and e.object in below:
+                inc.setdefault(e.property, Counter())[e.subject] += e.count
+        for prop in self.ir.properties.values():  # what the T-Box allows besides
             if prop.domain and any(self.schema.compatible(cls, d) for d in prop.domain):
-                quantity = self.ir.quantity_of(prop.iri)
-                props.append(PropertySummary(
-                    curie=self.ir.curie(prop.iri), kind=prop.kind, direction="out",
-                    other_end=tuple(self.ir.curie(r) for r in prop.range),
-                    instances=out_counts.get(prop.iri, 0),
-                    quantity_units=tuple(self.ir.curie(u) for u in quantity.units) if quantity
-                    else ()))
+                out.setdefault(prop.iri, Counter())
             if prop.kind == "object" and any(self.schema.compatible(cls, r) for r in prop.range):
+                inc.setdefault(prop.iri, Counter())
+        props = []
+        for direction, table in (("out", out), ("in", inc)):
+            for iri, ends in table.items():
+                info = self.ir.properties.get(iri)
+                declared = (info.range if direction == "out" else info.domain) if info else ()
+                quantity = self.ir.quantity_of(iri) if direction == "out" else None
                 props.append(PropertySummary(
-                    curie=self.ir.curie(prop.iri), kind=prop.kind, direction="in",
-                    other_end=tuple(self.ir.curie(d) for d in prop.domain),
-                    instances=in_counts.get(prop.iri, 0)))
+                    curie=self.ir.curie(iri), kind=_kind(info, ends, self.ir),
+                    direction=direction,
+                    other_end=tuple(self.ir.curie(c) for c in (
+                        [c for c, _ in ends.most_common() if c != UNTYPED] or declared)),
+                    instances=sum(ends.values()),
+                    quantity_units=tuple(self.ir.curie(u) for u in quantity.units)
+                    if quantity else ()))
         props.sort(key=lambda p: (-p.instances, p.direction, p.curie))
         return ClassDescription(
             curie=self.ir.curie(cls), label=info.label, comment=info.comment[:TEXT_CAP * 2],
@@ -69,12 +86,15 @@ class ExplorationTools(EngineCore):
 
     def find_entities(self, label: str, *, class_name: str | None = None,
                       k: int = 5) -> EntityMatches:
+        self.refresh()
         cls = self._class(class_name, "class_name") if class_name else None
         if not label.strip():
             raise reject("empty_value", "give a label to search for", field="label", value=label)
         found = self.labels.search(label, cls=cls, k=k)
         return EntityMatches(query=label, candidates=tuple(found.options),
-                             ambiguous=found.ambiguous)
+                             ambiguous=found.ambiguous, no_match=not found.options,
+                             label_properties=tuple(self.ir.curie(p)
+                                                    for p in self.schema.label_properties()))
 
     def describe_entity(self, iri: str) -> EntityDescription:
         node = self._entity_node(iri)
@@ -86,12 +106,20 @@ class ExplorationTools(EngineCore):
             raise reject("unknown_entity", "no such entity in the graph", field="iri", value=iri,
                          hint="use find_entities to look an entity up by its label")
         classes = sorted({o.value for p, o in out if p == RDF_TYPE})
-        labels = sorted({o.value for p, o in out if p == RDFS_LABEL})
+        names = set(self.schema.label_properties())
+        labels = sorted({o.value for p, o in out if p in names and isinstance(o, ox.Literal)})
         return EntityDescription(
             iri=iri, classes=tuple(self.ir.curie(c) for c in classes), labels=tuple(labels),
             outgoing=tuple(_statement(self.ir, p, o) for p, o in sorted(out, key=_key)
                            if p != RDF_TYPE),
             incoming=tuple(_statement(self.ir, p, o) for p, o in sorted(inc, key=_key)))
+
+
+def _kind(info, ends: Counter[str], ir: OntologyIR) -> str:
+    """The kind the data shows (literal values or nodes), else the declared one."""
+    if ends:
+        return "object" if any(c in ir.classes or c == UNTYPED for c in ends) else "datatype"
+    return info.kind if info else "object"
 
 
 def _key(pair) -> tuple[str, str]:

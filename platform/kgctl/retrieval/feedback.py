@@ -4,8 +4,8 @@ A rejected step is data: :class:`Feedback` says what was wrong, the value, what 
 how to retry; the container is left unchanged. Tools raise :class:`Rejected` and the MCP
 adapter turns it into an ``is_error`` result carrying the feedback.
 
->>> fb = Feedback(code="unknown_property", field="property", value="ex:hasColour",
-...               message="no such property", allowed=("ex:hasOrder",))
+>>> fb = Feedback(code="unknown_property", field="property", value="sosa:hasColour",
+...               message="no such property", allowed=("sosa:observes",))
 >>> Rejected(fb).feedback.retryable, str(Rejected(fb))
 (True, 'unknown_property: no such property')
 """
@@ -112,6 +112,8 @@ class EntityMatches(Frozen):
     query: str
     candidates: tuple[Option, ...]
     ambiguous: bool
+    no_match: bool = False  # no label scores MATCH_THRESHOLD or more: nothing is offered
+    label_properties: tuple[str, ...] = ()  # the predicates searched (CURIEs)
 
 
 class Statement(Frozen):
@@ -130,3 +132,4 @@ class EntityDescription(Frozen):
 
 class TemplateList(Frozen):
     templates: dict[str, str]  # name -> description
+    skipped: dict[str, str] = {}  # template file -> why it does not fit the loaded ontology

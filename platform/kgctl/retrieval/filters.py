@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from kgctl.ontology.ir import QuantityKind
+from kgctl.retrieval.comparisons import LEXICAL, comparable, iso_text, ordered
 from kgctl.retrieval.core import EngineCore
 from kgctl.retrieval.drafts import (
     Draft,
@@ -25,11 +26,11 @@ from kgctl.retrieval.drafts import (
 from kgctl.retrieval.feedback import QueryView, Rejected, reject
 from kgctl.retrieval.model import Bind, Element, Filter, Group, Minus, Values
 from kgctl.retrieval.schema import NUMERIC_TYPES, RDFS_LABEL, XSD, snake
-from kgctl.retrieval.terms import COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
+from kgctl.retrieval.terms import CASTS, COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
 from kgctl.retrieval.units import conversion, convertible_units, to_base, to_unit
 
 RELATIVE_TOLERANCE = 1e-9  # unit conversion round-off on range bounds
-MATCH_MODES = ("exact", "contains", "regex")
+MATCH_MODES = ("exact", "contains", "regex", "language")  # language: the value is a tag
 EQUALITY = ("=", "!=")
 
 
@@ -41,23 +42,36 @@ class FilterTools(EngineCore):
         if not entities:
             raise reject("empty_value", "give at least one entity IRI", field="entities",
                          value=list(entities), sparql=draft.sparql())
-        rows = []
-        for iri in entities:
-            node = self._entity_node(iri, sparql=draft.sparql())
+        nodes = [self._entity_node(iri, sparql=draft.sparql()) for iri in entities]
+        values = Values(variables_=(Var(name=var),),
+                        rows=tuple((Const.node(n.value),) for n in nodes))
+        try:
+            return self._commit(session, query_id, draft, add(draft, values),
+                                f"?{var} restricted to {len(nodes)} entity IRI(s)")
+        except Rejected as rejected:
+            # the data decides; when none of the rows has them, say why if the types tell
+            if rejected.feedback.code == "empty_result":
+                self._check_types(draft, var, nodes)
+            raise
+
+    def _check_types(self, draft: Draft, var: str, nodes: list) -> None:
+        """type_mismatch for the first entity the T-Box types, all of whose types are declared
+        and none fits the variable's class (untyped IRIs and vocabulary terms typed outside the
+        T-Box, a skos:Concept, a unit, are never refused on their type)."""
+        want = draft.variables[var]
+        for node in nodes:
             types = {s["t"].value
                      for s in self._select("SELECT ?e ?t WHERE { ?e a ?t }", {"e": node})}
-            want = draft.variables[var]
-            if want in self.ir.classes and not any(self.schema.compatible(t, want) for t in types):
-                raise reject("type_mismatch", f"{iri} is not a {self.ir.curie(want)}",
-                             field="entities", value=iri,
+            known = types and all(t in self.ir.classes and not self.ir.classes[t].external
+                                  for t in types)
+            if (want in self.ir.classes and known
+                    and not any(self.schema.compatible(t, want) for t in types)):
+                raise reject("type_mismatch", f"{node.value} is not a {self.ir.curie(want)}",
+                             field="entities", value=node.value,
                              allowed=tuple(sorted(self.ir.curie(t) for t in types)),
                              hint="filter a variable of the entity's class, or find_entities "
                                   f"with class_name={self.ir.curie(want)}",
                              sparql=draft.sparql())
-            rows.append((Const.node(iri),))
-        values = Values(variables_=(Var(name=var),), rows=tuple(rows))
-        return self._commit(session, query_id, draft, add(draft, values),
-                            f"?{var} restricted to {len(rows)} entity IRI(s)")
 
     def filter_by_value(self, session: str, query_id: str, variable: str,
                         value: str | float | bool, *, property: str | None = None,
@@ -87,13 +101,16 @@ class FilterTools(EngineCore):
                 if var not in required_variables(draft):  # unbound differs from the value too
                     test = BinOp(op="||", left=Not(expr=Call(name="BOUND", args=(Var(name=var),))),
                                  right=test)
+            note = cast_note(test.right if isinstance(test, BinOp) and test.op == "||" else
+                             test.expr if isinstance(test, Not) else test)
             return self._commit(session, query_id, draft, add(draft, Filter(expr=test)),
-                                f"filter on ?{var}{' (negated)' if negate else ''}")
+                                f"filter on ?{var}{' (negated)' if negate else ''}{note}")
         prop = self._property(property, draft, var)
         items, target, datatype, variables = self._value_chain(draft, var, prop, property,
                                                                reuse=not negate)
         test = self._value_test(draft, target, datatype, value, match=match, op=test_op,
-                                ignore_case=ignore_case)
+                                ignore_case=ignore_case,
+                                lexical=prop != RDFS_LABEL and self.schema.mixed_temporal(prop))
         if negate:
             self._must_match(draft, add(draft, *items, Filter(expr=test), variables=variables),
                              value)
@@ -102,7 +119,7 @@ class FilterTools(EngineCore):
                                 f"?{var} has no {self.ir.curie(prop)} value matching {value!r}")
         return self._commit(session, query_id, draft,
                             add(draft, *items, Filter(expr=test), variables=variables),
-                            f"filter on ?{target}")
+                            f"filter on ?{target}{cast_note(test)}")
 
     def filter_by_quantity(self, session: str, query_id: str, variable: str, property: str,
                            unit: str, *, minimum: float | None = None,
@@ -183,21 +200,24 @@ class FilterTools(EngineCore):
         items: list[Element] = []
         variables: dict[str, str] = {}
         stem = snake(prop).removeprefix("has_")
-        if prop == RDFS_LABEL or self.ir.properties[prop].kind != "object":
+        if prop == RDFS_LABEL or self.schema.holds_literals(self.ir.properties[prop]):
             datatype = XSD + "string" if prop == RDFS_LABEL else self.schema.datatype_of(
-                self.ir.properties[prop])
+                self.ir.properties[prop], self.schema.type_constraint(draft.variables[var]))
             target, new = hop(var, prop, stem, variables)
             if new:
                 items.append(triple(var, prop, target))
                 variables[target] = datatype
+                if self.schema.mined.uses.get(prop, (0, 0, ()))[0]:  # nodes too: not compared
+                    items.append(Filter(expr=Call(name="ISLITERAL", args=(Var(name=target),))))
             return items, target, datatype, variables
         node, new_node = hop(var, prop, stem, variables)
         if new_node:
             items.append(triple(var, prop, node))
             variables[node] = self._range_class(property)
-        target, new_label = hop(node, RDFS_LABEL, f"{node}_label", variables)
+        name = self.schema.label_property(draft.variables.get(node) or variables[node])
+        target, new_label = hop(node, name, f"{node}_label", variables)
         if new_label:
-            items.append(triple(node, RDFS_LABEL, target))
+            items.append(triple(node, name, target))
             variables[target] = XSD + "string"
         return items, target, XSD + "string", variables
 
@@ -225,9 +245,11 @@ class FilterTools(EngineCore):
         return prop, quantity, unit_iri
 
     def _value_test(self, draft: Draft, target: str, datatype: str, value, *, match: str,
-                    op: str, ignore_case: bool) -> Expr:
+                    op: str, ignore_case: bool, lexical: bool = False) -> Expr:
+        """The FILTER expression; `lexical`: temporal values of several types, compared as ISO
+        8601 text."""
         var = Var(name=target)
-        if datatype == XSD + "boolean" or datatype in NUMERIC_TYPES:
+        if datatype == XSD + "boolean" or ordered(datatype):
             if match != "exact":
                 raise reject("invalid_value", f"match={match!r} applies to text only",
                              field="match", value=match, allowed=("exact",),
@@ -240,18 +262,38 @@ class FilterTools(EngineCore):
                              value=value, allowed=("true", "false"), sparql=draft.sparql())
             flag = value if isinstance(value, bool) else str(value).lower() == "true"
             return BinOp(op=op, left=var, right=Const.boolean(flag))
-        if datatype in NUMERIC_TYPES:
-            try:
-                return BinOp(op=op, left=var, right=Const.number(float(value)))
-            except (TypeError, ValueError):
-                raise reject("invalid_value", f"{value!r} is not a number", field="value",
-                             value=value, sparql=draft.sparql()) from None
+        if ordered(datatype) or (op not in EQUALITY and match == "exact"):
+            typed = None if lexical else comparable(value, datatype)
+            iso = iso_text(value, datatype)
+            coarser = typed is None or (len(iso or "") < 19 and typed[0] == XSD + "dateTime")
+            if op == "=" and iso is not None and coarser:
+                # a day, month or year given for finer values: the values within it
+                return Call(name="STRSTARTS", args=(Call(name="STR", args=(var,)),
+                                                    Const.string(iso)))
+            if (typed is None or lexical) and iso is not None:  # partial or mixed dates
+                return BinOp(op=op, left=Call(name="STR", args=(var,)), right=Const.string(iso))
+            if typed is None and not ordered(datatype):  # text that reads as no ordered type
+                raise _not_ordered(draft, op, "text")
+            if typed is None:
+                raise reject("invalid_value", f"{value!r} cannot be compared with "
+                             f"{self.ir.curie(datatype)} values", field="value", value=value,
+                             hint="give a number, a date (2017-04-16), a date-time "
+                                  "(2017-04-16T08:00:00) or a duration (P1DT2H)",
+                             sparql=draft.sparql())
+            kind, lexical = typed
+            test = BinOp(op=op, left=var, right=Const(value=lexical, datatype=kind))
+            if datatype == kind or (datatype in NUMERIC_TYPES and kind in NUMERIC_TYPES):
+                return test
+            return guarded_cast(var, kind, test)
         if op not in EQUALITY:
             raise _not_ordered(draft, op, "text")
         if match not in MATCH_MODES:
             raise reject("invalid_value", f"unknown match mode {match!r}", field="match",
                          value=match, allowed=MATCH_MODES, sparql=draft.sparql())
         text = str(value)
+        if match == "language":  # "en" keeps en, en-GB, ...
+            return Call(name="LANGMATCHES", args=(Call(name="LANG", args=(var,)),
+                                                  Const.string(text.strip())))
         if match == "regex":
             try:
                 re.compile(text)
@@ -272,9 +314,31 @@ class FilterTools(EngineCore):
 
 def _not_ordered(draft: Draft, op: str, what: str):
     return reject("invalid_value", f"{op!r} does not apply to {what}", field="op", value=op,
-                  allowed=EQUALITY, hint="ordering comparisons apply to numbers; use op='!=' "
-                                         "to negate a text or boolean test",
-                  sparql=draft.sparql())
+                  allowed=EQUALITY, hint="ordering comparisons apply to numbers, dates, times "
+                                         "and durations; use op='!=' to negate a text or "
+                                         "boolean test", sparql=draft.sparql())
+
+
+def guarded_cast(var: Var, kind: str, test: BinOp) -> Call:
+    """``IF(REGEX(STR(?v), lexical form of kind), test-on-kind(?v), false)``: the cast is tried
+    only on text that reads as `kind` (a failed cast is a row error in SPARQL but fails the whole
+    query on some servers, which do not short-cut ``&&`` either)."""
+    check = Call(name="REGEX", args=(Call(name="STR", args=(var,)), Const.string(LEXICAL[kind])))
+    cast = test.model_copy(update={"left": Call(name=kind, args=(var,))})
+    return Call(name="IF", args=(check, cast, Const.boolean(False)))
+
+
+def cast_note(test: Expr) -> str:
+    """' (values cast to xsd:T)' when a comparison casts the stored values, ' (compared as ISO
+    8601 text)' when it compares their text, else ''."""
+    if isinstance(test, Call) and test.name == "IF":
+        test = test.args[1]
+    if isinstance(test, BinOp) and isinstance(test.left, Call) and test.left.name in CASTS:
+        return f" (values cast to xsd:{test.left.name.removeprefix(XSD)})"
+    if (isinstance(test, BinOp) and test.op in ("<", "<=", ">", ">=")
+            and isinstance(test.left, Call) and test.left.name == "STR"):
+        return " (compared as ISO 8601 text)"
+    return ""
 
 
 def _quantity_join(draft: Draft, var: str, prop: str, quantity: QuantityKind

@@ -1,25 +1,26 @@
 """Fuzzy entity lookup over the graph's own labels (rapidfuzz), optionally within a class.
 
-Indexed texts: ``rdfs:label`` and every string-valued datatype property of the IR whose local
-name reads like a name, formula or identifier (``LABELLIKE``).
+Indexed texts: the values of the label predicates the schema finds (``rdfs:label``,
+``skos:prefLabel`` / ``altLabel``, ``foaf:name``, ``schema:name``, ``dcterms:title``, ... and the
+text properties whose local name reads like a name or identifier). A candidate must score at
+least ``MATCH_THRESHOLD``: below it the answer is an explicit "no match", never an unrelated
+label that happens to share a few letters.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pyoxigraph as ox
 from rapidfuzz import fuzz, process, utils
 
 from kgctl.retrieval.feedback import Option
-from kgctl.retrieval.schema import RDFS_LABEL, XSD, Schema
+from kgctl.retrieval.schema import Schema
 from kgctl.store.base import GraphStore
 from kgctl.store.sparql import term_to_sparql
 
-LABELLIKE = re.compile(r"(label|name|formula|number|identifier|symbol)", re.IGNORECASE)
 AMBIGUITY_MARGIN = 5.0  # points of score within which two different entities are a tie
-MIN_SCORE = 50.0
+MATCH_THRESHOLD = 75.0  # WRatio below this is no match ("accordion" vs "London" scores 60)
 CANDIDATE_POOL = 20  # texts scored per requested candidate before grouping by entity
 
 
@@ -39,13 +40,9 @@ class LabelIndex:
 
     @classmethod
     def build(cls, store: GraphStore, schema: Schema) -> LabelIndex:
-        props = [RDFS_LABEL] + sorted(
-            p.iri for p in schema.ir.properties.values()
-            if p.kind == "datatype" and (not p.range or p.range[0] == XSD + "string")
-            and LABELLIKE.search(p.name))
-        values = " ".join(term_to_sparql(ox.NamedNode(p)) for p in props)
+        values = " ".join(term_to_sparql(ox.NamedNode(p)) for p in schema.label_properties())
         sparql = (f"SELECT DISTINCT ?s ?text WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?text "
-                  "FILTER(isLiteral(?text)) }")
+                  "FILTER(isLiteral(?text) && isIRI(?s)) }")
         texts, owners = [], []
         for row in store.query(sparql, union=True):
             texts.append(row["text"].value)
@@ -61,7 +58,7 @@ class LabelIndex:
                                          for t in self.classes.get(owner, ()))]
         choices = {i: self.texts[i] for i in allowed}
         hits = process.extract(text, choices, scorer=fuzz.WRatio, processor=utils.default_process,
-                               limit=max(k, 1) * CANDIDATE_POOL, score_cutoff=MIN_SCORE)
+                               limit=max(k, 1) * CANDIDATE_POOL, score_cutoff=MATCH_THRESHOLD)
         best: dict[str, tuple[float, str]] = {}
         for matched, score, i in hits:
             owner = self.owners[i]

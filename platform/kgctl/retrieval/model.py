@@ -242,6 +242,7 @@ class SelectQuery(Frozen):
     aggregates: tuple[Aggregate, ...] = ()
     where: Group = Field(default_factory=lambda: Group())  # Group is complete only below
     group_by: tuple[Var, ...] = ()
+    hidden_keys: tuple[Var, ...] = ()  # group keys left out of the projection
     having: tuple[Having, ...] = ()
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
@@ -256,7 +257,7 @@ class SelectQuery(Frozen):
         selected variables as ``(SAMPLE(?v) AS ?v_sample)``, then the aggregates."""
         if not self.grouped:
             return [v.render(pm) for v in self.select] or ["*"]
-        keys = [v.render(pm) for v in self.group_by]
+        keys = [v.render(pm) for v in self.group_by if v not in self.hidden_keys]
         sampled = [
             f"(SAMPLE(?{v.name}) AS ?{v.name}_sample)"
             for v in self.select if v not in self.group_by
@@ -268,7 +269,7 @@ class SelectQuery(Frozen):
         if not self.grouped:
             return [v.name for v in self.select] or sorted(self.where.variables())
         return (
-            [v.name for v in self.group_by]
+            [v.name for v in self.group_by if v not in self.hidden_keys]
             + [f"{v.name}_sample" for v in self.select if v not in self.group_by]
             + [a.alias.name for a in self.aggregates]
         )

@@ -25,7 +25,8 @@ from kgctl.toolserver.limits import Limits
 from kgctl.toolserver.server import READ, ToolServer, error_result, ok_result
 
 INSTRUCTIONS = (
-    "Answer questions over the knowledge graph by building a query step by step. Explore with "
+    "Answer questions over the knowledge graph by building a query step by step; classes and "
+    "properties are those of the loaded ontology and of the data. Explore with "
     "list_classes / describe_class / find_entities / describe_entity; start a container with "
     "new_query(template) and refine it with the filter_* / add_* / group_by / aggregate tools. "
     "Every step is checked against the schema and dry-run on the data; a rejected step returns "
@@ -39,8 +40,10 @@ STEP = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 
 QueryId = Annotated[str, Field(description="container id returned by new_query, e.g. 'q1'")]
 Variable = Annotated[str, Field(description="a variable of the container, without '?'")]
-PropertyName = Annotated[str, Field(description="property CURIE, e.g. 'ex:hasPart'")]
-ClassName = Annotated[str, Field(description="class CURIE, e.g. 'ex:Observation'")]
+PropertyName = Annotated[str, Field(description="property of the loaded ontology or the data: "
+                                                "a CURIE (prefix:name) or full IRI")]
+ClassName = Annotated[str, Field(description="class of the loaded ontology or the data: a CURIE "
+                                             "(prefix:name) or full IRI, as list_classes shows")]
 
 
 def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
@@ -79,8 +82,9 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
 
     def find_entities(label: str, class_name: ClassName | None = None,
                       k: int = 5) -> CallToolResult:
-        """Fuzzy lookup of entities by the graph's own labels; ranked candidates, flagged
-        ambiguous when the best two are close."""
+        """Fuzzy lookup of entities by the graph's own labels (rdfs:label, skos:prefLabel,
+        foaf:name, ... as the data uses them); ranked candidates, flagged ambiguous when the best
+        two are close; no_match when nothing is close enough."""
         return guarded(lambda e: e.find_entities(label, class_name=class_name, k=k))
 
     def describe_entity(iri: str) -> CallToolResult:
@@ -93,13 +97,15 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
 
     def filter_by_entity(query_id: QueryId, variable: Variable, entities: list[str],
                          ctx: Context) -> CallToolResult:
-        """Restrict a variable to given entity IRIs (from find_entities)."""
+        """Restrict a variable to given entity IRIs (from find_entities, or any IRI the data
+        uses, also untyped ones or vocabulary terms)."""
         return guarded(lambda e: e.filter_by_entity(key(ctx), query_id, variable, entities))
 
     def filter_by_value(query_id: QueryId, variable: Variable, value: str | float | bool,
                         ctx: Context, property: PropertyName | None = None, match: str = "exact",
                         op: str = "=", ignore_case: bool = True) -> CallToolResult:
-        """Filter on a literal property (string: exact|contains|regex; number: op; boolean),
+        """Filter on a literal property (string: match exact|contains|regex, or language with
+        a tag as value, e.g. 'en'; number, date, time, duration: op; boolean),
         on the label of the node an object property points to, or (no property) on the
         variable's own value. op '!=' negates (with a property: no matching value); ordering
         ops apply to numbers only."""
@@ -110,8 +116,8 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
     def filter_by_quantity(query_id: QueryId, variable: Variable, property: PropertyName,
                            unit: str, ctx: Context, minimum: float | None = None,
                            maximum: float | None = None) -> CallToolResult:
-        """Numeric/temporal range on an OM-2 quantity, in any unit: values stored in other
-        convertible units match too (above 100 °C matches 393 K)."""
+        """Range on a quantity of the ontology's unit model (value + unit nodes), in any unit:
+        values stored in other convertible units match too."""
         return guarded(lambda e: e.filter_by_quantity(
             key(ctx), query_id, variable, property, unit, minimum=minimum, maximum=maximum))
 
@@ -119,8 +125,9 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
                             ctx: Context, option: int | None = None,
                             target_variable: str | None = None,
                             mode: str = "required") -> CallToolResult:
-        """Join a new (or given) variable of target_class by the shortest schema path;
-        ambiguous paths come back as ranked options to choose with option=<rank>.
+        """Join a new (or given) variable of target_class by the shortest path of the schema
+        graph mined from the data and the ontology; every candidate is dry-run, and ties come
+        back as options ranked by how often the data uses them (choose with option=<rank>).
         mode: required | optional | exclude (keep only rows with no such path)."""
         return guarded(lambda e: e.add_path_constraint(
             key(ctx), query_id, variable, target_class, option=option,
@@ -135,12 +142,13 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
 
     def add_provenance(query_id: QueryId, variable: Variable, ctx: Context,
                        name: str | None = None) -> CallToolResult:
-        """New variable: the paper (named graph) that states the entity of `variable`."""
+        """New variable: the named graph (e.g. the paper or data file) that states the entity
+        of `variable`."""
         return guarded(lambda e: e.add_provenance(key(ctx), query_id, variable, name=name))
 
     def nest_query(query_id: QueryId, ctx: Context) -> CallToolResult:
         """Turn the query into a sub-select whose columns become the variables of a new outer
-        query, to aggregate over aggregates (e.g. the mean of per-synthesis counts)."""
+        query, to aggregate over aggregates (e.g. the mean of per-group counts)."""
         return guarded(lambda e: e.nest_query(key(ctx), query_id))
 
     def add_triple(query_id: QueryId, subject: Variable, property: PropertyName, ctx: Context,
@@ -167,13 +175,15 @@ def build_server(engine: QueryEngine | Callable[[], QueryEngine], *,
 
     def select(query_id: QueryId, variables: list[str], ctx: Context,
                distinct: bool = True) -> CallToolResult:
-        """Set the projected variables (and aggregate aliases), in order."""
+        """Set the projected variables (and aggregate aliases), in order; group keys left out
+        stay in GROUP BY and are hidden (the reply says so)."""
         return guarded(lambda e: e.select(key(ctx), query_id, variables,
                                              distinct=distinct))
 
     def order_by(query_id: QueryId, variable: Variable, ctx: Context, descending: bool = False,
                  limit: int | None = None) -> CallToolResult:
-        """Order the answer (and optionally keep the first `limit` rows)."""
+        """Order the answer (typed values by value) and optionally keep the first `limit`
+        rows (a complete top-k answer is not truncated)."""
         return guarded(lambda e: e.order_by(key(ctx), query_id, variable,
                                                descending=descending, limit=limit))
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgctl.retrieval.comparisons import LEXICAL, XSD, ordered
 from kgctl.retrieval.core import EngineCore
-from kgctl.retrieval.drafts import Draft, aggregate_type, fresh, with_query
+from kgctl.retrieval.drafts import Draft, add, aggregate_type, fresh, with_query
 from kgctl.retrieval.feedback import QueryView, reject
 from kgctl.retrieval.model import (
     AGGREGATES,
     Aggregate,
+    Bind,
+    Filter,
     Group,
     Having,
     OrderKey,
@@ -18,7 +21,7 @@ from kgctl.retrieval.model import (
     SubSelect,
 )
 from kgctl.retrieval.schema import NUMERIC_TYPES
-from kgctl.retrieval.terms import COMPARISONS, Const, Var
+from kgctl.retrieval.terms import COMPARISONS, Call, Const, Not, Var
 
 MAX_ROWS = 10_000
 
@@ -32,7 +35,7 @@ class ShapingTools(EngineCore):
                          sparql=draft.sparql())
         select = tuple(v for v in draft.query.select if v in keys)
         return self._commit(session, query_id, draft,
-                            with_query(draft, group_by=keys, select=select),
+                            with_query(draft, group_by=keys, select=select, hidden_keys=()),
                             "grouped by " + ", ".join(f"?{k.name}" for k in keys))
 
     def aggregate(self, session: str, query_id: str, function: str, *,
@@ -47,6 +50,9 @@ class ShapingTools(EngineCore):
         if var is None and fn != "COUNT":
             raise reject("invalid_aggregate", f"{fn} needs a variable", field="variable",
                          sparql=draft.sparql())
+        note = ""
+        if fn in ("SUM", "AVG", "MIN", "MAX") and var is not None:
+            draft, var, note = self._as_number(draft, var)
         if fn in ("SUM", "AVG") and draft.variables.get(var) not in NUMERIC_TYPES:
             raise reject("not_numeric", f"?{var} is not numeric", field="variable", value=var,
                          allowed=tuple(v for v, t in draft.variables.items() if t in NUMERIC_TYPES),
@@ -68,12 +74,13 @@ class ShapingTools(EngineCore):
             update["having"] = (*draft.query.having, cond)
         new = with_query(draft, **update)
         new = new.model_copy(update={"variables": {**draft.variables, name: aggregate_type(fn)}})
-        return self._commit(session, query_id, draft, new, f"?{name} = {fn}")
+        return self._commit(session, query_id, self._draft(session, query_id), new,
+                            f"?{name} = {fn}{note}")
 
     def nest_query(self, session: str, query_id: str) -> QueryView:
         """Make the current query a sub-select of a new outer query whose variables are its
         columns, so that later steps group or aggregate its rows again (e.g. the average of
-        per-synthesis counts)."""
+        per-group counts)."""
         draft = self._draft(session, query_id)
         inner = draft.query.model_copy(update={"prefixes": ()})
         columns = inner.columns()
@@ -87,14 +94,23 @@ class ShapingTools(EngineCore):
 
     def select(self, session: str, query_id: str, variables: Sequence[str], *,
                distinct: bool = True) -> QueryView:
+        """Set the projection. In a grouped query a group key left out stays in GROUP BY (the
+        groups do not change) and is hidden from the columns; the reply says so."""
         draft = self._draft(session, query_id)
         names = [self._var(draft, v, query_id) for v in variables]
         aliases = {a.alias.name for a in draft.query.aggregates}
+        keys = draft.query.group_by
+        hidden = tuple(k for k in keys if k.name not in names)
+        change = "projection " + " ".join(f"?{n}" for n in names)
+        if hidden:
+            change += ("; group keys " + " ".join(f"?{k.name}" for k in hidden) + " stay in "
+                       "GROUP BY but are not shown" + (", and DISTINCT merges rows that differ "
+                                                        "only in them" if distinct else ""))
         return self._commit(session, query_id, draft, with_query(
             draft, select=tuple(Var(name=n) for n in names if n not in aliases),
             aggregates=tuple(a for a in draft.query.aggregates if a.alias.name in names)
             if any(n in aliases for n in names) else draft.query.aggregates,
-            distinct=distinct), "projection " + " ".join(f"?{n}" for n in names))
+            hidden_keys=hidden, distinct=distinct), change)
 
     def order_by(self, session: str, query_id: str, variable: str, *, descending: bool = False,
                  limit: int | None = None) -> QueryView:
@@ -103,7 +119,27 @@ class ShapingTools(EngineCore):
         if limit is not None and not 0 < limit <= MAX_ROWS:
             raise reject("invalid_value", f"limit must be 1..{MAX_ROWS}", field="limit",
                          value=limit, sparql=draft.sparql())
-        keys = (*draft.query.order_by, OrderKey(var=Var(name=var), descending=descending))
+        base, var, note = (draft, var, "") if draft.query.grouped else self._as_number(draft, var)
+        keys = (*base.query.order_by, OrderKey(var=Var(name=var), descending=descending))
         return self._commit(session, query_id, draft,
-                            with_query(draft, order_by=keys, limit=limit or draft.query.limit),
-                            f"ordered by ?{var}{' desc' if descending else ''}")
+                            with_query(base, order_by=keys, limit=limit or base.query.limit),
+                            f"ordered by ?{var}{' desc' if descending else ''}{note}")
+
+    def _as_number(self, draft: Draft, var: str) -> tuple[Draft, str, str]:
+        """(draft, variable, note): text values that all read as numbers are cast, bound to a
+        new numeric variable ``?<var>_number``, so they order and aggregate as numbers."""
+        datatype = draft.variables.get(var, "")
+        if datatype in self.ir.classes or ordered(datatype):
+            return draft, var, ""
+        # every value of the variable must read as a number (then the cast cannot fail)
+        other = Filter(expr=Not(expr=Call(name="REGEX", args=(
+            Call(name="STR", args=(Var(name=var),)), Const.string(LEXICAL[XSD + "double"])))))
+        probe = SelectQuery(prefixes=self.prefixes, select=(Var(name=var),), limit=1,
+                            where=Group(items=(*draft.query.where.items, other)))
+        sample = probe.model_copy(update={"where": draft.query.where})
+        if list(self._select(probe.to_sparql())) or not list(self._select(sample.to_sparql())):
+            return draft, var, ""
+        out = fresh(draft, f"{var}_number")
+        cast = Bind(expr=Call(name=XSD + "double", args=(Var(name=var),)), var=Var(name=out))
+        return (add(draft, cast, variables={out: XSD + "double"}), out,
+                f" (text values cast to xsd:double as ?{out})")

@@ -1,5 +1,5 @@
-"""Instance statistics of the store, read once per engine: they weight schema paths and are
-shown by list_classes / describe_class."""
+"""Instance statistics of the store: class counts for list_classes / describe_class, and the
+store's fingerprint (quads per graph) that tells when the data must be read again."""
 
 from __future__ import annotations
 
@@ -9,35 +9,29 @@ import pyoxigraph as ox
 
 from kgctl.retrieval.schema import Schema
 from kgctl.store.base import GraphStore
-from kgctl.store.sparql import term_to_sparql
+from kgctl.store.provenance import KG
 
-PROPERTY_COUNTS = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p"
+FINGERPRINT = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
 CLASS_COUNTS = "SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?t } GROUP BY ?t"
 
 
 @dataclass
 class StoreStats:
-    property_counts: dict[str, int] = field(default_factory=dict)
     class_counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def collect(cls, store: GraphStore) -> StoreStats:
-        return cls(property_counts=_counts(store, PROPERTY_COUNTS, "p"),
-                   class_counts=_counts(store, CLASS_COUNTS, "t"))
+        return cls(class_counts={c: n for c, n in _counts(store, CLASS_COUNTS, "t").items()
+                                 if not c.startswith(KG)})  # not the provenance records
 
     def instances(self, cls: str, schema: Schema) -> int:
         """Instances typed with `cls` or one of its sub-classes."""
         return sum(self.class_counts.get(c, 0) for c in schema.type_constraint(cls))
 
-    def class_property_counts(self, store: GraphStore, schema: Schema,
-                              cls: str) -> tuple[dict[str, int], dict[str, int]]:
-        """(outgoing, incoming) triple counts per property for instances of `cls`."""
-        types = " ".join(term_to_sparql(ox.NamedNode(c)) for c in schema.type_constraint(cls))
-        out = f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES ?t {{ {types} }} ?s a ?t . " \
-              "?s ?p ?o } GROUP BY ?p"
-        inc = f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES ?t {{ {types} }} ?s a ?t . " \
-              "?x ?p ?s } GROUP BY ?p"
-        return _counts(store, out, "p"), _counts(store, inc, "p")
+
+def fingerprint(store: GraphStore) -> dict[str, int]:
+    """Quads per named graph: changes when the store's data does."""
+    return _counts(store, FINGERPRINT, "g")
 
 
 def _counts(store: GraphStore, sparql: str, key: str) -> dict[str, int]:

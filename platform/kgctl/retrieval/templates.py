@@ -1,23 +1,26 @@
 """Query templates: the "core definition" of an entity a query container starts from.
 
-One template per IR class is generated (root variable typed by the class or any sub-class, its
-label optional). A domain pack's ``templates/<name>.rq`` files add or override templates; they are
-SPARQL SELECT queries in a small line-based subset so they can become the typed model:
+One template per class is generated (root variable typed by the class or any sub-class, its
+label optional, read by the label predicate the data uses most for that class). The ``.rq``
+files of a template folder add or override templates; they are SPARQL SELECT queries in a small
+line-based subset so they can become the typed model:
 
-    # description: one observation and its label
-    # var ?observation sosa:Observation
+    # description: one sensor and its label
+    # var ?sensor sosa:Sensor
     PREFIX sosa: <http://www.w3.org/ns/sosa/>
-    SELECT DISTINCT ?observation ?label WHERE {
-      ?observation a sosa:Observation .
-      OPTIONAL { ?observation rdfs:label ?label . }
+    SELECT DISTINCT ?sensor ?label WHERE {
+      ?sensor a sosa:Sensor .
+      OPTIONAL { ?sensor rdfs:label ?label . }
     }
 
 Body lines are triple patterns (one per line, plain predicates or ``a``),
 ``OPTIONAL { triple . triple ... }`` or ``VALUES ?v { terms }``. The first ``# var`` line
-names the root.
+names the root. A file that does not fit the loaded ontology (a prefix, class or property it does
+not declare) is skipped with the reason, not fatal: a folder serves the T-Boxes it was written
+for.
 
-A file template whose root is typed may also require other patterns (the ``product`` template
-requires ``?observation sosa:hasResult ?result``): rows without them are left out. Such
+A file template whose root is typed may also require other patterns (a template of observations
+may require ``?observation sosa:madeBySensor ?sensor``): rows without them are left out. Such
 a template lists them in ``requires``, and a twin ``<name>_optional`` is generated in which they
 sit in one OPTIONAL block (with the OPTIONAL blocks that depend on them nested inside), so every
 instance of the root class is kept.
@@ -26,18 +29,21 @@ instance of the root class is kept.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.errors import InputError
-from kgctl.packs import load_pack
 from kgctl.retrieval.model import Element, Group, Optional, Triple, Values
-from kgctl.retrieval.schema import RDFS_LABEL, Schema, snake
+from kgctl.retrieval.schema import Schema, snake
 from kgctl.retrieval.terms import RDF_TYPE, Const, Iri, Var
 from kgctl.retrieval.terms import Path as PropertyPath
 
+CORE_VOCABULARIES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+                     "http://www.w3.org/2000/01/rdf-schema#", "http://www.w3.org/2002/07/owl#",
+                     "http://www.w3.org/2001/XMLSchema#")
 _TERM = r'\?[A-Za-z_]\w*|<[^>\s]*>|[A-Za-z][\w-]*:[\w-]*|"[^"]*"|\ba\b'
 _TRIPLE = re.compile(rf"^({_TERM})\s+({_TERM})\s+({_TERM})\s*\.?$")
 _OPTIONAL = re.compile(r"^OPTIONAL\s*\{\s*(.*?)\s*\}$", re.IGNORECASE)
@@ -62,14 +68,19 @@ class Template(BaseModel):
 
 
 def ir_templates(schema: Schema) -> dict[str, Template]:
-    """One template per IR class: ``?<class> a <class or sub-class>`` plus its optional label."""
+    """One template per IR class: ``?<class> a <class or sub-class>`` plus its optional label.
+    Named after the class (``sensor``); classes of the same local name in two namespaces are
+    named with their prefix (``foaf_person``, ``schema_person``)."""
     found: dict[str, Template] = {}
+    names = Counter(snake(c) for c in schema.ir.classes)
     for cls in schema.ir.classes:
-        var = snake(cls)
+        var = snake(cls) if names[snake(cls)] == 1 else snake(
+            schema.ir.curie(cls).replace(":", "_"))
         label = f"{var}_label"
         where = Group(items=(
             *type_patterns(var, cls, schema),
-            Optional(group=Group(items=(_triple(var, RDFS_LABEL, Var(name=label)),))),
+            Optional(group=Group(items=(_triple(var, schema.label_property(cls),
+                                                Var(name=label)),))),
         ))
         found[var] = Template(
             name=var, description=f"instances of {schema.ir.curie(cls)} with their label",
@@ -79,16 +90,20 @@ def ir_templates(schema: Schema) -> dict[str, Template]:
     return found
 
 
-def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, Template]:
-    """IR templates overridden/extended by the ``.rq`` files of `folder` (default: the default
-    domain pack's templates)."""
+def load_templates(schema: Schema, *, folder: Path | None
+                   ) -> tuple[dict[str, Template], dict[str, str]]:
+    """(templates, skipped): the generated templates overridden/extended by the ``.rq`` files
+    of `folder` (None: generated only); skipped maps a file that does not fit the ontology to
+    the reason."""
     templates = ir_templates(schema)
-    folder = folder if folder is not None else load_pack().part("templates")
-    if folder is None:
-        return templates
-    for path in sorted(folder.glob("*.rq")) if folder.is_dir() else ():
-        found = parse_template(path.stem, path.read_text(encoding="utf-8"), schema,
-                               source=path.name)
+    skipped: dict[str, str] = {}
+    for path in sorted(folder.glob("*.rq")) if folder is not None and folder.is_dir() else ():
+        try:
+            found = parse_template(path.stem, path.read_text(encoding="utf-8"), schema,
+                                   source=path.name)
+        except InputError as exc:
+            skipped[path.name] = str(exc)
+            continue
         templates[found.name] = found
         twin = optional_twin(found)
         if twin is not None:
@@ -98,7 +113,7 @@ def load_templates(schema: Schema, *, folder: Path | None = None) -> dict[str, T
                 "description": f"{found.description}; rows lacking "
                                f"{'; '.join(found.requires)} are left out ({twin.name} keeps "
                                "them)"})
-    return templates
+    return templates, skipped
 
 
 def optional_twin(template: Template) -> Template | None:
@@ -145,6 +160,10 @@ def parse_template(name: str, text: str, schema: Schema, *, source: str) -> Temp
             items.append(_element(line, prefixes, source))
     if not variables:
         raise InputError(f"template {source}: no '# var ?name class' line")
+    unknown = sorted(t for t in (*variables.values(), *_terms(items))
+                     if not _known(t, schema))
+    if unknown:
+        raise InputError(f"template {source}: not in the ontology or the data: {unknown[0]}")
     root = next(iter(variables))
     pm = dict(schema.ir.prefixes)
     requires = tuple(i.render(pm, 0)[0].removesuffix(" .") for i in items
@@ -152,6 +171,23 @@ def parse_template(name: str, text: str, schema: Schema, *, source: str) -> Temp
     return Template(name=name, description=description or name, root=root, select=select,
                     variables=variables, where=Group(items=tuple(items)), source=source,
                     requires=requires)
+
+
+def _terms(items: list[Element]) -> set[str]:
+    """Classes and properties a template's patterns name."""
+    found: set[str] = set()
+    for item in items:
+        for t in item.group.items if isinstance(item, Optional) else (item,):
+            if isinstance(t, Triple):
+                found.update(s.iri for s in t.p.steps if s.iri != RDF_TYPE)
+                if t.p.steps[0].iri == RDF_TYPE and isinstance(t.o, Iri):
+                    found.add(t.o.value)
+    return found
+
+
+def _known(iri: str, schema: Schema) -> bool:
+    ir = schema.ir
+    return iri in ir.classes or iri in ir.properties or iri.startswith(CORE_VOCABULARIES)
 
 
 def _types_root(item: Element, root: str) -> bool:

@@ -24,7 +24,11 @@ _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 OPERATORS = (*COMPARISONS, "+", "-", "*", "/", "&&", "||")
-FUNCTIONS = ("REGEX", "STR", "LCASE", "CONTAINS", "BOUND", "SAMETERM", "ISIRI", "ISLITERAL")
+FUNCTIONS = ("REGEX", "STR", "LCASE", "CONTAINS", "BOUND", "SAMETERM", "ISIRI", "ISLITERAL",
+             "IF", "LANG", "LANGMATCHES", "STRSTARTS")
+# XSD constructor functions (casts), named by their IRI
+CASTS = tuple(XSD + t for t in ("double", "dateTime", "date", "time", "duration", "gYear",
+                                "gYearMonth"))
 
 
 class Frozen(BaseModel):
@@ -101,13 +105,20 @@ Node = Var | Iri | Const
 
 
 class PathStep(Frozen):
+    """One step; `either` names the declared inverse of `iri`, walked the other way as an
+    alternative (``(sosa:hosts|^sosa:isHostedBy)``): data states a link in either direction."""
+
     iri: str
     inverse: bool = False
     modifier: TypingLiteral["", "*", "+", "?"] = ""
+    either: str = ""
 
     def render(self, prefixes: dict[str, str]) -> str:
         text = "a" if self.iri == RDF_TYPE and not self.modifier else render_iri(self.iri, prefixes)
-        return ("^" if self.inverse else "") + text + self.modifier
+        text = ("^" if self.inverse else "") + text
+        if self.either:
+            text = f"({text}|{'' if self.inverse else '^'}{render_iri(self.either, prefixes)})"
+        return text + self.modifier
 
 
 class Path(Frozen):
@@ -164,7 +175,7 @@ class Call(Frozen):
     @field_validator("name")
     @classmethod
     def _valid(cls, name: str) -> str:
-        if name not in FUNCTIONS:
+        if name not in FUNCTIONS and name not in CASTS:
             raise ValueError(f"unknown function {name!r}")
         return name
 
@@ -172,7 +183,8 @@ class Call(Frozen):
         return set().union(*(expr_variables(a) for a in self.args))
 
     def render(self, prefixes: dict[str, str]) -> str:
-        return f"{self.name}({', '.join(a.render(prefixes) for a in self.args)})"
+        name = render_iri(self.name, prefixes) if self.name in CASTS else self.name
+        return f"{name}({', '.join(a.render(prefixes) for a in self.args)})"
 
 
 class In(Frozen):
