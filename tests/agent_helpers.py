@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -300,3 +301,24 @@ def run(fake: FakeLLM, store: Any, tmp_path: Path, *, plan: Plan | None = None,
             await chat.close()
 
     return run_sync(go)
+
+
+def any_tbox_model(request: dict[str, Any]) -> Reply:
+    """A model that, once per conversation, calls the first offered create tool that needs
+    at most a label (whatever the ontology), or `create_entity` with the first class the step
+    prompt names, then says it is done."""
+    if any(m.get("role") == "tool" for m in request["messages"]):
+        return Reply(content="done")
+    if [t["function"]["name"] for t in request.get("tools") or ()] == ["record_answer"]:
+        return Reply(tool_calls=[("record_answer", '{"answer": "ok"}')])  # kgctl doctor
+    prompt = " ".join(str(m.get("content") or "") for m in request["messages"])
+    named = re.search(r"\(type (\S+)\)", prompt)
+    for tool in request.get("tools") or ():
+        function = tool["function"]
+        required = set(function.get("parameters", {}).get("required") or ())
+        if function["name"].startswith("create_") and required <= {"label"}:
+            return Reply(tool_calls=[(function["name"], '{"label": "entity 1"}')])
+        if function["name"] == "create_entity" and required <= {"type"} and named:
+            return Reply(tool_calls=[(function["name"], json.dumps(
+                {"type": named[1], "label": "entity 1"}))])
+    return Reply(content="done")

@@ -110,11 +110,11 @@ SOSA_TBOX = [Path(__file__).parent / "ontologies" / name / f"{name}.ttl"
              for name in ("sosa", "time")]
 
 
-def sosa_engine(*extra: Path) -> QueryEngine:
+def sosa_engine(*extra: Path, templates: Path | None = None) -> QueryEngine:
     """The W3C SOSA example graph (plus `extra` data files) with the SOSA and OWL-Time T-Boxes
-    and no template files: a graph the engine was not written for."""
+    and no template files (unless `templates`): a graph the engine was not written for."""
     from kgctl.ontology.loader import load_ir
     from kgctl.retrieval.loading import open_graph
 
     graph = open_graph(None, (*sorted((SOSA / "data").glob("*.ttl")), *extra))
-    return QueryEngine(graph, load_ir(SOSA_TBOX, profile_paths=[]), templates=None)
+    return QueryEngine(graph, load_ir(SOSA_TBOX, profile_paths=[]), templates=templates)

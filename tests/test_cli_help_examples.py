@@ -32,7 +32,7 @@ from typing import IO
 import anyio
 import click
 import pytest
-from agent_helpers import FakeLLM, Reply, free_port, write_pdf
+from agent_helpers import FakeLLM, any_tbox_model, free_port, write_pdf
 from click.testing import CliRunner
 from grounding_helpers import build_small_reference
 from mcp import Client, StdioServerParameters
@@ -138,30 +138,9 @@ def _kgctl(args: list[str], *, env: dict[str, str | None]) -> None:
     assert done.exit_code == 0, (args, done.output)
 
 
-def _model(request: dict) -> Reply:
-    """A model that, once per conversation, calls the first offered create tool that needs
-    at most a label (whatever the ontology), or `create_entity` with the first class the step
-    prompt names, then says it is done."""
-    if any(m.get("role") == "tool" for m in request["messages"]):
-        return Reply(content="done")
-    if [t["function"]["name"] for t in request.get("tools") or ()] == ["record_answer"]:
-        return Reply(tool_calls=[("record_answer", '{"answer": "ok"}')])  # kgctl doctor
-    prompt = " ".join(str(m.get("content") or "") for m in request["messages"])
-    named = re.search(r"\(type (\S+)\)", prompt)
-    for tool in request.get("tools") or ():
-        function = tool["function"]
-        required = set(function.get("parameters", {}).get("required") or ())
-        if function["name"].startswith("create_") and required <= {"label"}:
-            return Reply(tool_calls=[(function["name"], '{"label": "MOP-1"}')])
-        if function["name"] == "create_entity" and required <= {"type"} and named:
-            return Reply(tool_calls=[(function["name"], json.dumps(
-                {"type": named[1], "label": "MOP-1"}))])
-    return Reply(content="done")
-
-
 @pytest.fixture(scope="module")
 def llm() -> Iterator[FakeLLM]:
-    with FakeLLM([], default=_model, models=("fake-model", "qwen2.5-7b")) as fake:
+    with FakeLLM([], default=any_tbox_model, models=("fake-model", "qwen2.5-7b")) as fake:
         yield fake
 
 

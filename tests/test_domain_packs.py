@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from agent_helpers import FakeLLM, Reply
+from agent_helpers import FakeLLM, Reply, any_tbox_model
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
@@ -34,18 +34,6 @@ def _doping_model(request: dict) -> Reply:
                 "host": {"label": "ZnO", "mentioned_in": [{"sentence_number": 0}]},
                 "stated_in": {"sentence_number": 0}}
         return Reply(tool_calls=[("create_doping", json.dumps(args))])
-    return Reply(content="done")
-
-
-def _label_model(request: dict) -> Reply:
-    """Calls the first offered create tool that needs at most a label (any T-Box)."""
-    if any(m.get("role") == "tool" for m in request["messages"]):
-        return Reply(content="done")
-    for tool in request.get("tools") or ():
-        function = tool["function"]
-        required = set(function.get("parameters", {}).get("required") or ())
-        if function["name"].startswith("create_") and required <= {"label"}:
-            return Reply(tool_calls=[(function["name"], '{"label": "station 1"}')])
     return Reply(content="done")
 
 
@@ -89,12 +77,12 @@ def test_pack_from_a_third_party_tbox_alone(tmp_path):
     paper = tmp_path / "station.txt"
     paper.write_text("Methods\nA weather station observed the air temperature hourly.\n")
     store, runs = tmp_path / "kg", tmp_path / "runs"
-    with FakeLLM([], default=_label_model) as fake:
+    with FakeLLM([], default=any_tbox_model) as fake:
         _run(["extract", str(paper), "--domain", str(pack_dir), "--store", str(store),
               "--out", str(runs)], _env(fake))
     second = tmp_path / "station-2.txt"
     shutil.copy(paper, second)
-    with FakeLLM([], default=_label_model) as fake:
+    with FakeLLM([], default=any_tbox_model) as fake:
         _run(["extract", str(second), "--domain", str(pack_dir), "--store", str(store),
               "--out", str(runs)], _env(fake))
     dedup = json.loads(_run(["dedup", "--store", str(store), "--domain", str(pack_dir),

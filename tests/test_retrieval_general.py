@@ -13,6 +13,7 @@ from mcp import Client
 from retrieval_helpers import SOSA, SOSA_TBOX, sosa_engine
 
 from kgctl.cli import cli
+from kgctl.packs import load_pack
 from kgctl.retrieval.server import build_server
 
 SKOS = """@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
@@ -350,7 +351,10 @@ def test_shell_lists_templates_and_skips_those_that_do_not_fit():
     assert result.exit_code == 0, result.output
     listed = json.loads(result.output)
     assert "sensor" in listed["templates"] and "synthesis" not in listed["templates"]
-    assert "unknown prefix" in listed["skipped"]["cbu.rq"]  # a bundled file for another T-Box
+    assert not listed["skipped"]  # another pack's template files are not even read
+    engine = sosa_engine(templates=load_pack("mop30").part("templates"))  # another T-Box's
+    skipped = engine.list_templates().skipped
+    assert "unknown prefix" in skipped["cbu.rq"] and "synthesis" not in engine.templates
 
 
 def test_a_day_given_for_date_times_keeps_that_day(server, engine):

@@ -14,7 +14,7 @@ from kgctl.errors import InputError
 from kgctl.ontology.ir import OntologyIR
 from kgctl.ontology.loader import STANDARD_PREFIXES, pack_ir
 from kgctl.ontology.options import ir_from_options, ontology_options
-from kgctl.packs import domain_option, load_pack
+from kgctl.packs import load_pack
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
 from kgctl.retrieval.loading import declared_prefixes, open_graph, stored_tbox
@@ -143,15 +143,15 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 @click.option("--template", help="template to start from (default: list the templates)")
 @with_store
 @ontology_options
-@domain_option
 def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
-          endpoint: str | None, domain: str | None, **options) -> None:
+          endpoint: str | None, **options) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
     Without --template it prints the templates the graph offers.
 
     Example: kgctl query shell --template observation --data graph.trig
     """
+    domain = options.pop("domain", None)
     ir = ir_from_options(options)
     engine = build_engine(open_graph(store, data, endpoint), ir, data=data, domain=domain)
     if template is None:
@@ -189,10 +189,9 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
 @command.command(name="serve")
 @with_store
 @ontology_options
-@domain_option
 @transport_options(DEFAULT_PORT)
 def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
-          host: str, port: int, session_idle: float, domain: str | None, **options) -> None:
+          host: str, port: int, session_idle: float, **options) -> None:
     """Serve the query-building tools over MCP; the schema and label indexes load in the
     background (data files are read first).
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
@@ -204,8 +203,9 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
     missing = [str(path) for path in data if not path.is_file()]
     if missing:
         raise InputError(f"cannot read {', '.join(missing)}: no such file")
-    ir = ir_from_options(options)  # a bad T-Box fails here, before serving
-    load_pack(domain)  # and a bad --domain
+    domain = options.pop("domain", None)
+    load_pack(domain)  # a bad --domain fails here, before serving
+    ir = ir_from_options(options)  # and a bad T-Box
     graph = open_graph(store, data, endpoint)  # so does a locked store
     server = build_server(lambda: build_engine(graph, ir, data=data, domain=domain))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
