@@ -99,10 +99,8 @@ MIN_STEP_PROMPT = 200
 MIN_ARG_TOKENS = 4
 
 
-def too_many_arguments(count: int) -> bool:
-    """Whether per-class tools with `count` arguments could not fit the surface budget
-    (checked before they are built)."""
-    return count * MIN_ARG_TOKENS > SURFACE_BUDGET
+# per-class tools with more arguments than this cannot fit the surface budget
+MAX_ARGUMENTS = SURFACE_BUDGET // MIN_ARG_TOKENS
 
 
 def surface_fits(ir: OntologyIR, tools: Iterable[ToolSpec], *, shared: Iterable[str]) -> bool:

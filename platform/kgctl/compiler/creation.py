@@ -50,16 +50,22 @@ class CreationRules:
                 and all(c.deprecated for c in below)
                 and not self.ir.own_properties(cls))
 
-    def argument_estimate(self) -> int:
+    def argument_estimate(self, *, limit: int) -> int:
         """Top-level arguments the per-class tools would have (the properties of the classes
         each create tool makes, of the class each `add_` tool attaches), counted from the
-        memoised property sets so that a surface too large for the budget is never built."""
+        memoised property sets, up to just past `limit`: a surface too large for the budget
+        is never built."""
         def count(classes: tuple[str, ...]) -> int:
             return len({p.iri for c in classes for p in self.ir.properties_of(c)
                         if p.kind != "annotation"})
 
-        return sum(count(members) for members in self.groups.values()) + sum(
-            count(self.range_concretes(p)[:1]) for p in self.object_props())
+        total = 0
+        for classes in (*self.groups.values(),
+                        *(self.range_concretes(p)[:1] for p in self.object_props())):
+            total += count(classes)
+            if total > limit:
+                break
+        return total
 
     def create_groups(self) -> dict[str, tuple[str, ...]]:
         """Create tool target -> the classes it creates (itself first). Up to

@@ -153,7 +153,7 @@ def compile_plan(
 
 
 def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
-    """Plan hints from YAML; a step id must be one of the IR's tool sets."""
+    """Plan hints from YAML; a step id must be a tool set or a group of a bounded surface."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         hints = PlanHints.model_validate(data)
@@ -161,7 +161,8 @@ def load_hints(path: Path, ir: OntologyIR) -> PlanHints:
         raise InputError(f"cannot read plan hints {path}: {exc.strerror}") from None
     except (yaml.YAMLError, ValidationError) as exc:
         raise InputError(f"{path}: not valid plan hints ({str(exc).splitlines()[0]})") from None
-    toolsets = compile_tools(ir).toolsets
+    surface = compile_tools(ir)
+    toolsets = (*surface.toolsets, *(step for step, _ in surface.groups))
     for step in hints.read:
         if step not in toolsets:
             raise InputError(f"{path}: plan hints name an unknown step {step!r} "

@@ -9,7 +9,7 @@ Nothing here knows a domain: every name, type, unit and enumeration comes from t
 from __future__ import annotations
 
 from kgctl.compiler.bounded import bounded_surface
-from kgctl.compiler.budget import surface_fits, too_many_arguments
+from kgctl.compiler.budget import MAX_ARGUMENTS, surface_fits
 from kgctl.compiler.creation import CreationRules
 from kgctl.compiler.generic import DRY_RUN, EVIDENCE, LINKS, READ, REF, REPAIR, generic_tools
 from kgctl.compiler.names import prefixed_name, unique_words
@@ -29,7 +29,7 @@ def compile_tools(ir: OntologyIR) -> ToolSurface:
     """Every tool of the IR, sorted by tool set (in plan order) then name: per-class tools
     when they fit the token budget, else the bounded surface (`kgctl.compiler.bounded`)."""
     view = view_of(ir)
-    if too_many_arguments(view.argument_estimate()):
+    if view.argument_estimate(limit=MAX_ARGUMENTS) > MAX_ARGUMENTS:
         return bounded_surface(view)
     surface = class_tools(ir)
     if surface_fits(ir, surface.tools, shared=(LINKS, READ, REPAIR)):
@@ -125,8 +125,8 @@ class _View(CreationRules):
         """Instantiable classes a property's range admits, declared ranges first."""
         if prop.iri not in self._range_concretes:
             found = {c for r in prop.range for c in self.concretes(r)}
-            self._range_concretes[prop.iri] = tuple(
-                sorted(found, key=lambda c: (c not in prop.range, c)))
+            self._range_concretes[prop.iri] = (*sorted(found.intersection(prop.range)),
+                                               *sorted(found.difference(prop.range)))
         return self._range_concretes[prop.iri]
 
     def is_label_class(self, cls: str) -> bool:

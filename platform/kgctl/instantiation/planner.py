@@ -17,13 +17,13 @@ from kgctl.compiler.naming import local_name
 from kgctl.compiler.spec import ArgSpec
 from kgctl.compiler.tools import view_of
 from kgctl.instantiation.findings import Finding
-from kgctl.instantiation.index import RDF_TYPE, RDFS_LABEL, PaperIndex
+from kgctl.instantiation.index import RDF_TYPE, PaperIndex
 from kgctl.instantiation.named import NamedNodes
+from kgctl.instantiation.quantity_nodes import QuantityNodes
 from kgctl.instantiation.values import (
     MAX_ITEMS,
     MAX_TEXT,
     coerce_literal,
-    coerce_number,
     iri_problem,
     literal,
     looks_like_iri,
@@ -38,8 +38,6 @@ from kgctl.store.iris import PAPER_BASE, mint_iri, normalise_label
 # findings that stay on with feedback off: without them nothing sensible can be written
 GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_iri", "not_found",
                     "unknown_tool"})
-_QUANTITY_TEXT = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(\S.*?)\s*$")
-_QUANTITY_KEYS = {"value", "unit", "label"}
 _QUOTED_IRI = re.compile(r"^[^<>]* <([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>$")
 MAX_CLASSES_SHOWN = 6  # admitted classes a type_mismatch message names
 _COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
@@ -53,7 +51,7 @@ def paper_of_instance(iri: str) -> str | None:
     return iri[len(PAPER_BASE):].split("/", 1)[0] or None
 
 
-class Draft(NamedNodes):
+class Draft(NamedNodes, QuantityNodes):
     def __init__(self, ir: OntologyIR, store: GraphStore, index: PaperIndex, paper_id: str,
                  *, seq: int, feedback: bool) -> None:
         self.ir, self.store, self.index, self.pid = ir, store, index, paper_id
@@ -331,67 +329,6 @@ class Draft(NamedNodes):
                       allowed=arg.enum)
         self.add(subject, arg.property or "", literal(value, arg.datatype if not problem
                                                       else None))
-
-    def quantity(self, arg: ArgSpec, item: Any, field: str) -> str | None:
-        if isinstance(item, str):
-            match = _QUANTITY_TEXT.match(item)
-            item = ({"value": float(match[1]), "unit": match[2], "label": item} if match
-                    else {"label": item})
-        if not isinstance(item, dict):
-            self.fail("datatype", field, item, "expected a text as written ('160 °C') or "
-                      "{value, unit, label}")
-            return None
-        for key in sorted(set(item) - _QUANTITY_KEYS):
-            self.fail("unknown_argument", f"{field}.{key}", item[key], f"no key '{key}'",
-                      allowed=tuple(sorted(_QUANTITY_KEYS)))
-        quantity = self.ir.quantities[arg.quantity or ""]
-        label = item.get("label")
-        if label is not None and self.text(f"{field}.label", label) is None:
-            return None
-        if item.get("value") is None and label is None:
-            self.fail("required_missing", f"{field}.value", None, "give a numeric value with "
-                      "a unit, or a label for a qualitative value ('room temperature')")
-            return None
-        node = self.mint(quantity.iri)
-        if label is not None:
-            self.add(node, RDFS_LABEL, Literal(label))
-        if item.get("value") is not None:
-            self.quantity_value(node, quantity.iri, arg, item, field)
-        return node
-
-    def quantity_value(self, node: str, quantity_iri: str, arg: ArgSpec, item: dict[str, Any],
-                       field: str) -> None:
-        quantity = self.ir.quantities[quantity_iri]
-        value, problem = coerce_number(item["value"])
-        if problem:
-            self.fail("datatype", f"{field}.value", item["value"], problem,
-                      hint="put qualitative values in 'label' and leave 'value' empty")
-            self.add(node, quantity.value_property, Literal(str(item["value"])))
-        else:
-            if quantity.minimum is not None and value < quantity.minimum:
-                self.fail("range", f"{field}.value", value, f"a {quantity.label} cannot be "
-                          f"below {quantity.minimum:g} ({quantity.source})",
-                          allowed=(f">= {quantity.minimum:g}",))
-            self.add(node, quantity.value_property, literal(value, None))
-        unit_names = tuple(local_name(u) for u in quantity.units)
-        spelling = item.get("unit")
-        if spelling is None:
-            self.fail("required_missing", f"{field}.unit", None, "a numeric value needs a unit",
-                      allowed=unit_names)
-            return
-        if not isinstance(spelling, str) or self.text(f"{field}.unit", spelling) is None:
-            return
-        unit = self.ir.resolve_unit(spelling, quantity.iri)
-        if unit is None:
-            known = self.ir.resolve_unit(spelling)
-            code = "unit_incompatible" if known else "unit_unknown"
-            message = (f"{local_name(known)} is not a unit of {quantity.label}" if known
-                       else f"unknown unit '{spelling}'")
-            self.fail(code, f"{field}.unit", spelling, message, allowed=unit_names)
-            self.add(node, quantity.unit_property,
-                     NamedNode(known) if known else Literal(spelling))
-            return
-        self.add(node, quantity.unit_property, NamedNode(unit))
 
     def node(self, arg: ArgSpec, item: Any, field: str) -> str | None:
         if arg.enum and arg.node_mode is None:

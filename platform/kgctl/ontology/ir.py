@@ -270,8 +270,9 @@ class OntologyIR(Frozen):
         memo = self._properties_memo
         if cls not in memo:
             lineage = {cls, *self.classes[cls].ancestors} if cls in self.classes else {cls}
-            names = {p for c in lineage
-                     for p in (*self._restricted.get(c, ()), *self._by_domain.get(c, ()))}
+            none: frozenset[str] = frozenset()
+            names = none.union(*(self._restricted.get(c, none) for c in lineage),
+                               *(self._by_domain.get(c, none) for c in lineage))
             memo[cls] = tuple(self.properties[p] for p in sorted(names) if p in self.properties)
         return memo[cls]
 

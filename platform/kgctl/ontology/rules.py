@@ -177,12 +177,22 @@ def merge_cardinalities(
     for cls, prop in stated:
         by_class.setdefault(cls, set()).add(prop)
     merged = []
+    summaries: dict[tuple[int, ...], _Summary] = {}  # the same inherited bounds merge once
     for cls in sorted(classes):
         lineage = (cls, *classes[cls].ancestors)
         for prop in sorted({p for owner in lineage for p in by_class.get(owner, ())}):
             bounds = [b for owner in lineage for b in stated.get((owner, prop), ())]
-            soft = not hard_owl and all(b.source.kind == "owl" for b in bounds if b.min)
-            merged.append(_merge(cls, prop, bounds, curie, soft=soft))
+            key = tuple(map(id, bounds))
+            if key not in summaries:
+                summaries[key] = _summarise(bounds, hard_owl=hard_owl)
+            low, high, sources, soft = summaries[key]
+            if low and high and low.min > high.max:
+                raise OntologyError(
+                    f"cardinality conflict on {curie(cls)} {curie(prop)}: {low.source} requires "
+                    f"at least {low.min} but {high.source} allows at most {high.max}")
+            merged.append(Cardinality(on_class=cls, on_property=prop,
+                                      min=low.min if low else 0, max=high.max if high else None,
+                                      sources=sources, soft=soft))
     return tuple(merged)
 
 
@@ -285,23 +295,17 @@ def _bound(rule: Restriction, prop: PropertyInfo | None) -> Bound | None:
     return Bound(low, high, rule.source) if low is not None or high is not None else None
 
 
-def _merge(cls: str, prop: str, bounds: Sequence[Bound], curie: Curie, *, soft: bool
-           ) -> Cardinality:
+_Summary = tuple[Bound | None, Bound | None, tuple[Source, ...], bool]
+
+
+def _summarise(bounds: Sequence[Bound], *, hard_owl: bool) -> _Summary:
+    """(highest minimum, lowest maximum, sources, soft) of the bounds on one (class,
+    property); soft: a positive minimum only OWL axioms state, unless `hard_owl`."""
     lows = [b for b in bounds if b.min is not None]
     highs = [b for b in bounds if b.max is not None]
     low = max(lows, key=lambda b: b.min) if lows else None
     high = min(highs, key=lambda b: b.max) if highs else None
-    if low and high and low.min > high.max:
-        raise OntologyError(
-            f"cardinality conflict on {curie(cls)} {curie(prop)}: {low.source} requires at least "
-            f"{low.min} but {high.source} allows at most {high.max}"
-        )
     sources = sorted({b.source for b in bounds}, key=lambda s: (s.kind, s.file, s.line or 0))
-    return Cardinality(
-        on_class=cls,
-        on_property=prop,
-        min=low.min if low else 0,
-        max=high.max if high else None,
-        sources=tuple(sources),
-        soft=soft and low is not None and low.min > 0,
-    )
+    soft = (not hard_owl and low is not None and low.min > 0
+            and all(b.source.kind == "owl" for b in bounds if b.min))
+    return low, high, tuple(sources), soft
