@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from pyoxigraph import Literal, NamedNode, Triple
 
 from kgctl.instantiation import engine as engine_module
@@ -29,13 +28,10 @@ def test_an_evicted_paper_index_is_reloaded_whole(monkeypatch) -> None:
     monkeypatch.setattr(engine_module, "MAX_INDEXES", 1)
     store = EmbeddedStore()
     engine = Instantiator(load_ir([SOSA], profile_paths=[]), store)
-    creates = [t for t in engine.surface.tools if t.action == "create"
-               and {a.name for a in t.args if a.required} <= {"label"}]
-    if not creates:
-        pytest.fail("the SOSA surface offers no create tool that needs only a label")
-    tool = creates[0].name
-    first = engine.call(tool, "pa", {"label": "Thermometer 1"})
-    engine.call(tool, "pb", {"label": "Thermometer 1"})  # evicts pa's index
+    assert any(t.name == "create_entity" for t in engine.surface.tools)  # SOSA is bounded
+    call = ("create_entity", {"type": "sosa:Sensor", "label": "Thermometer 1"})
+    first = engine.call(call[0], "pa", call[1])
+    engine.call(call[0], "pb", call[1])  # evicts pa's index
     assert list(engine._indexes) == ["pb"]
     reloaded = engine.index("pa")
     assert reloaded.labels[first.iris[0]] == {"Thermometer 1"}
