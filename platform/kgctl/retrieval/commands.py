@@ -137,7 +137,7 @@ def shell(template: str, store: Path | None, data: tuple[Path, ...],
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
 
-    Example: kgctl query shell --template observation --data graph.trig
+    Example: kgctl query shell --template step --data graph.trig
     """
     engine = engine_for(open_store(store, data, endpoint), domain)
     view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
