@@ -35,13 +35,13 @@ from pyoxigraph import NamedNode, Quad  # noqa: E402
 from store_helpers import OxigraphServer  # noqa: E402
 from virtuoso_helpers import VirtuosoServer, missing_reason  # noqa: E402
 
+from kgctl.chemistry.reference import build_reference, read_rows, species_quads, table_paths  # noqa: E402,E501
 from kgctl.dedup.job import run as dedup_run  # noqa: E402
 from kgctl.dedup.spec import pack_specs  # noqa: E402
 from kgctl.evaluation.loader import Loaded, load_benchmark  # noqa: E402
 from kgctl.evaluation.readout import read_out_loaded  # noqa: E402
 from kgctl.evaluation.report import score  # noqa: E402
 from kgctl.grounding.harvest import harvest_rows  # noqa: E402
-from kgctl.grounding.reference import build_reference, read_rows, species_quads, table_paths  # noqa: E402,E501
 from kgctl.grounding.sources import EmbeddedSource, EndpointSource, SparqlSource  # noqa: E402,E501
 from kgctl.grounding.spec import load_spec  # noqa: E402
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store  # noqa: E402

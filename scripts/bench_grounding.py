@@ -25,12 +25,12 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from kgctl.assets import asset_dir
+from kgctl.chemistry.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.abbreviations import table as abbreviation_table
 from kgctl.grounding.harvest import harvest_rows, load_cache, save_cache
 from kgctl.grounding.index import LABEL_FIELD, LabelIndex
 from kgctl.grounding.matcher import Matcher, vote
 from kgctl.grounding.normalise import GREEK, canonical_identifier, normalise_name
-from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.server import start_server, stop_server
 from kgctl.grounding.sources import EndpointSource
 from kgctl.grounding.spec import Thresholds, load_spec

@@ -28,7 +28,7 @@ from mcp import Client, StdioServerParameters
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from mcp_helpers import KGCTL, SYNTHESES, http_server, write_syntheses  # noqa: E402
 
-from kgctl.grounding.reference import build_reference, read_rows, table_paths  # noqa: E402
+from kgctl.chemistry.reference import build_reference, read_rows, table_paths  # noqa: E402
 from kgctl.store import EmbeddedStore  # noqa: E402
 
 MEGABYTE = "x" * 1_000_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgctl.grounding.reference import build_reference, read_rows, table_paths
+from kgctl.chemistry.reference import build_reference, read_rows, table_paths
 
 # species the tests ground by name; plus the first rows of the tables as distractors
 WANTED = {

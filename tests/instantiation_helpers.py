@@ -10,7 +10,7 @@ from typing import Any
 from kgctl.chemistry.oracle_calls import step_call
 from kgctl.evaluation.values import is_empty
 
-STEPS = Path(__file__).resolve().parents[1] / "benchmarks" / "mop30" / "steps"
+STEPS = Path(__file__).resolve().parents[1] / "domains" / "mop30" / "benchmark" / "steps"
 
 
 def paper_calls(path: Path) -> list[tuple[str, dict[str, Any]]]:

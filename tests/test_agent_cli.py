@@ -120,7 +120,7 @@ def test_demo_without_traces_fails_clearly(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["demo", "--traces", str(empty),
                                       "--workdir", str(tmp_path / "demo")])
     assert result.exit_code == 2
-    assert "no demo traces" in result.output and "kgctl eval oracle" in result.output
+    assert "no demo traces" in result.output and "kgctl demo --llm" in result.output
 
 
 def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
@@ -159,8 +159,8 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
                               env={"KGCTL_REFERENCE": str(reference),
                                    "KGCTL_CACHE": str(tmp_path / "cache")})
     assert text.exit_code == 0, text.output
-    assert f"grounded {grounding['grounded']} of {grounding['entities']} chemical" in text.output
-    assert "MOP-30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output
+    assert f"grounded {grounding['grounded']} of {grounding['entities']} entities" in text.output
+    assert "mop30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output
 
 
 @pytest.mark.parametrize("verbose", [False, True])

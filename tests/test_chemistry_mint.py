@@ -20,7 +20,7 @@ if shutil.which("java") is None:
 from grounding_helpers import build_small_reference, iri, slice_rows  # noqa: E402
 
 from kgctl.chemistry.mint import minted_iri  # noqa: E402
-from kgctl.grounding.reference import MINTED_GRAPH, build_reference  # noqa: E402
+from kgctl.chemistry.reference import MINTED_GRAPH, build_reference  # noqa: E402
 from kgctl.store import open_store  # noqa: E402
 
 ONTO = "https://www.theworldavatar.com/kg/OntoSyn/"

@@ -3,7 +3,7 @@
 The help texts are read through the public door (`kgctl ... --help`, the command tree walked with
 click's own listing). Each example runs in a fresh folder that holds small data under the names
 the examples use (a store with one MOP-30 paper at `kg` and `kg.db`, an extract run's store and
-trace under `kgctl-data/`, a small reference at `ref/`, the bundled `ontologies/` and
+trace under `kgctl-data/`, a small reference at `ref/`, the bundled `domains/` (also as `gold/`) and
 `benchmarks/`, the battery T-Box with its catalog, ...). Only what
 cannot run here as written is changed: fixed ports (and URLs naming them) become free ones, a
 local model server becomes a fake OpenAI-compatible one. Servers run as subprocesses until they
@@ -152,6 +152,8 @@ def template(tmp_path_factory, llm) -> Path:
                 "inference_decoded_json.json", tmp / "predictions.json")
     for name in ("domains", "benchmarks"):
         (tmp / name).symlink_to(asset_dir(name), target_is_directory=True)
+    (tmp / "gold").symlink_to(asset_dir("domains") / "mop30" / "benchmark",
+                              target_is_directory=True)
     battery = Path(__file__).parent / "ontologies" / "battery"
     for entry in battery.iterdir():  # battery.ttl with its catalog and modules, side by side
         (tmp / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())

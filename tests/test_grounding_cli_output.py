@@ -38,7 +38,7 @@ def test_dry_run_and_lookup_are_tables_with_names(tmp_path):
 
 
 def test_a_registry_code_is_never_the_species_name():
-    from kgctl.grounding.reference import parse_row
+    from kgctl.chemistry.reference import parse_row
 
     line = ("71586933\t10031-48-8\tCu3H6O11P2\t434.6\tO\tInChI=1S/x\tIVAIWXUKIPQQPY-UHFFFAOYSA-H\t"
             "tricopper;diphosphate;trihydrate\tunii-ah2w0vv8ax\tcopper(ii) phosphate trihydrate")

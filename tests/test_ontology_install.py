@@ -45,6 +45,9 @@ def test_wheel_install_finds_bundled_ontologies(tmp_path):
 
     where = sh(python, "-c", "import kgctl.assets as a; print(a.asset_dir('domains'))",
                cwd=tmp_path).stdout.strip()
-    assert Path(where).is_relative_to(venv) and (Path(where) / "om2.profile.yaml").is_file()
+    assert Path(where).is_relative_to(venv)
+    assert (Path(where) / "mop30" / "ontologies" / "om2.profile.yaml").is_file()
+    checked = sh(venv / "bin" / "kgctl", "domain", "check", "nerre-doping", cwd=tmp_path).stdout
+    assert checked.startswith("domain nerre-doping") and checked.rstrip().endswith("ok")
     out = sh(venv / "bin" / "kgctl", "compile", "--json", cwd=tmp_path).stdout
     assert json.loads(out) == json.loads(default_ir().to_json())

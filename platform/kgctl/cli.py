@@ -33,7 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                "offered, tool calling, context window."),
     "ground": ("kgctl.grounding.commands",
                "Ground locally minted entities of paper graphs against a reference KG."),
-    "reference": ("kgctl.grounding.commands:reference",
+    "reference": ("kgctl.chemistry.reference_commands:reference",
                   "Build and serve the reference species KG."),
     "dedup": ("kgctl.dedup.commands", "Deduplicate entities across papers into the dedup graph "
               "(owl:sameAs, paper graphs untouched)."),

@@ -38,11 +38,7 @@ from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
 from kgctl.chemistry.names import Resolution, resolve
 from kgctl.chemistry.opsin import Opsin, opsin_jar
-from kgctl.chemistry.structure import CHARGED, Structure, uncharged
-from kgctl.errors import InputError
-from kgctl.grounding.matcher import Candidate, Matcher
-from kgctl.grounding.normalise import hill_formula, squeeze
-from kgctl.grounding.reference import (
+from kgctl.chemistry.reference import (
     IDENTIFIER_NODES,
     KGREF,
     MINTED_GRAPH,
@@ -53,6 +49,10 @@ from kgctl.grounding.reference import (
     SKOS_ALT,
     SPECIES_BASE,
 )
+from kgctl.chemistry.structure import CHARGED, Structure, uncharged
+from kgctl.errors import InputError
+from kgctl.grounding.matcher import Candidate, Matcher
+from kgctl.grounding.normalise import hill_formula, squeeze
 from kgctl.store import open_store
 from kgctl.store.base import GraphStore
 

@@ -49,7 +49,7 @@ def command(
 
     \b
     Examples:
-      kgctl compile ontology.ttl --json
+      kgctl compile sosa.ttl --json
       kgctl compile --domain nerre-doping --plan
       kgctl compile --tools --json
       kgctl compile --plan

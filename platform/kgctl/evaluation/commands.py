@@ -54,7 +54,7 @@ def _load_scorable(root: Path, side: str) -> Loaded:
 def command() -> None:
     """Evaluate extracted graphs against benchmarks.
 
-    Example: kgctl eval score --gold gold/ --pred runs/out --json
+    Example: kgctl eval score --gold gold --pred runs/out --json
     """
 
 
@@ -73,7 +73,7 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
     Exit 2 when a folder is missing or holds no readable record; exit 1 (after the report)
     when some files could not be read or validated.
 
-    Example: kgctl eval score --gold gold/ --pred runs/out --html report.html
+    Example: kgctl eval score --gold gold --pred runs/out --html report.html
     """
     gold_docs, pred_docs = _load_scorable(gold, "gold"), _load_scorable(pred, "pred")
     source = source_for("records", origin=str(pred))
@@ -258,6 +258,7 @@ def oracle_command(*, domain: str | None, benchmark: str | None, store_path: Pat
 
     from kgctl.evaluation.oracle import benchmark_papers, run_oracle
     from kgctl.evaluation.readout import read_out_loaded
+    from kgctl.ontology import pack_ir
     from kgctl.store import open_store
 
     if (store_path is None) == (endpoint is None):
@@ -280,7 +281,7 @@ def oracle_command(*, domain: str | None, benchmark: str | None, store_path: Pat
         with progress_bar(quiet=as_json) as progress:
             task = progress.add_task("building papers", total=len(chosen))
             builds = run_oracle(store, root, papers=chosen, traces=traces,
-                                step=lambda _: progress.advance(task))
+                                step=lambda _: progress.advance(task), ir=pack_ir(pack.root))
         report = score_both(gold, read_out_loaded(store, chosen, folder=pack.part("readout")),
                             source=source_for("round_trip", benchmark=benchmark))
     finally:

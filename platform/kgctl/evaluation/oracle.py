@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgctl.errors import InputError
 from kgctl.evaluation.schema import record_schema
+from kgctl.ontology.ir import OntologyIR
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.store.trace import trace_jsonl
@@ -77,10 +78,11 @@ async def build_papers(client: Client, root: Path, papers: Iterable[str], *,
 
 
 def run_oracle(store: GraphStore, root: Path, *, papers: Iterable[str] | None = None,
-               traces: Path | None = None, step: Callable[[str], None] | None = None
-               ) -> list[PaperBuild]:
+               traces: Path | None = None, step: Callable[[str], None] | None = None,
+               ir: OntologyIR | None = None) -> list[PaperBuild]:
     """Build `papers` (default: all of the benchmark at `root`) into `store` through a real
-    in-process MCP session; each paper is rebuilt from scratch; traces go to `traces`."""
+    in-process MCP session on the tools of `ir` (default: the default pack's); each paper is
+    rebuilt from scratch; traces go to `traces`."""
     from kgctl.instantiation.server import build_server
     from kgctl.ontology import default_ir
 
@@ -88,7 +90,7 @@ def run_oracle(store: GraphStore, root: Path, *, papers: Iterable[str] | None = 
     for paper in chosen:
         if store.has_paper(make_paper_id(paper)):
             store.drop(make_paper_id(paper))
-    server = build_server(default_ir(), store)
+    server = build_server(ir or default_ir(), store)
 
     async def main() -> list[PaperBuild]:
         async with Client(server) as client:

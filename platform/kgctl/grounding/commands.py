@@ -1,11 +1,9 @@
-"""``kgctl ground`` and ``kgctl reference``: the grounding CLI."""
+"""``kgctl ground``: the grounding CLI."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import sys
 from pathlib import Path
 
 import click
@@ -15,7 +13,6 @@ from kgctl.grounding.harvest import harvest_index, last_good_index
 from kgctl.grounding.inspect import propose_spec
 from kgctl.grounding.matcher import Matcher
 from kgctl.grounding.paths import default_reference
-from kgctl.grounding.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.sources import open_source
 from kgctl.grounding.spec import GroundingSpec, spec_for_class
 from kgctl.packs import domain_option, load_pack
@@ -25,9 +22,6 @@ from kgctl.toolserver.transport import transport_options
 
 MODES = ("sameas", "rewrite")
 MCP_PORT = 8767
-
-
-REFERENCE_PORT = 7879  # kgctl serve has 7878
 
 
 def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,
@@ -40,7 +34,7 @@ def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | Non
     source_name = endpoint or f"store:{Path(reference).resolve()}"
     try:
         source = open_source(endpoint=endpoint, store=reference)
-        with _progress("harvest", None) as advance:
+        with ProgressBar("harvest", None) as advance:
             index = harvest_index(source, spec, cache_dir=cache_dir, refresh=refresh,
                                   progress=lambda rows, subjects: advance(subjects))
     except StoreError as exc:
@@ -234,59 +228,7 @@ def mcp(obj: dict, transport: str, host: str, port: int, session_idle: float) ->
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 
-@click.group()
-def reference() -> None:
-    """Build and serve the reference species KG.
-
-    Example: kgctl reference build && kgctl reference serve
-    """
-
-
-@reference.command()
-@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
-              help="Store folder (default: $KGCTL_REFERENCE).")
-@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N species.")
-@click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
-def build(store_path: Path | None, limit: int | None, as_json: bool) -> None:
-    """Convert the PubChem-derived tables of `chemicals` into an OntoSpecies graph.
-
-    Example: kgctl reference build --store ref/ --limit 1000
-    """
-    path = store_path or default_reference()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _progress("species", limit) as advance:
-        count = build_reference(path, read_rows(table_paths(), limit=limit), progress=advance)
-    if as_json:
-        click.echo(json.dumps({"store": str(path), "species": count}))
-    else:
-        click.echo(f"{count} species written to {path}")
-
-
-@reference.command()
-@click.option("--store", "store_path", type=click.Path(path_type=Path), default=None,
-              help="Store folder (default: $KGCTL_REFERENCE).")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=REFERENCE_PORT, show_default=True)
-def serve(store_path: Path | None, host: str, port: int) -> None:
-    """Serve the reference store read-only with the `oxigraph` SPARQL server.
-
-    Example: kgctl reference serve --port 7879
-    """
-    from kgctl.grounding.server import start_server, stop_server
-
-    # SIGTERM (a service manager, `kill`) ends like Ctrl-C: the server process goes too
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    process, url = start_server(store_path or default_reference(), host=host, port=port)
-    try:
-        click.echo(f"SPARQL endpoint: {url} (Ctrl-C stops)")
-        process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        stop_server(process)
-
-
-class _progress:
+class ProgressBar:
     """A rich progress bar on stderr whose `advance(n)` sets or adds completed units."""
 
     def __init__(self, what: str, total: int | None) -> None:

@@ -208,21 +208,21 @@ def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, referenc
     """Link the entities of `papers` the pack's first grounding spec names to the reference KG
     (owl:sameAs).
 
-    The reference store is built from the bundled tables when there is none at `reference`
+    The pack's `reference` hook builds the reference store when there is none at `reference`
     yet; its label index is cached where `kgctl ground` caches it.
     """
     from kgctl.grounding.harvest import harvest_index
     from kgctl.grounding.matcher import Matcher
     from kgctl.grounding.materialise import materialise
-    from kgctl.grounding.reference import build_reference, read_rows, table_paths
     from kgctl.grounding.sources import EmbeddedSource
     from kgctl.grounding.spec import load_spec
 
     started = time.perf_counter()
-    built = not reference.is_dir()
-    if built:
-        reference.parent.mkdir(parents=True, exist_ok=True)
-        build_reference(reference, read_rows(table_paths()))
+    build = pack.hook("reference")
+    if build is None and not reference.is_dir():
+        raise InputError(f"no reference store at {reference}, and domain {pack.name!r} names "
+                         "no 'reference' hook to build one")
+    built = bool(build(reference)) if build is not None else False
     spec = next(load_spec(p, domain=pack.root)
                 for p in sorted(pack.part("grounding").glob("*.yaml")))
     index = harvest_index(EmbeddedSource(reference), spec)

@@ -149,7 +149,7 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
     Without --template it prints the templates the graph offers.
 
-    Example: kgctl query shell --template observation --data graph.trig
+    Example: kgctl query shell --template step --data graph.trig
     """
     domain = options.pop("domain", None)
     ir = ir_from_options(options)
