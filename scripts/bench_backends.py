@@ -6,7 +6,10 @@ temporary folder, loopback ports, Digest auth, default ResultSetMaxRows 10,000) 
 - eval run: read-out of the 30 papers with the fixed queries + scoring (micro F1);
 - replay: every paper rebuilt from its store trace (stage-and-swap on the servers);
 - import/export: whole-store TriG export, every paper dropped, the export imported again;
-- dedup: the cross-paper dedup job (harvest, cluster, write the dedup graph);
+- dedup: the cross-paper dedup job (harvest, cluster, write the dedup graph; compared: the
+  dedup graph and its provenance graph);
+- ground: grounding of every paper's species against the reference slice, `--mode rewrite`
+  (compared: every paper graph and trace);
 - query run: one retrieval query over the union of all papers;
 - harvest: grounding label rows of a reference slice (REF_SPECIES species from the `chemicals`
   tables, more subjects than Virtuoso's row cap), loaded into each server after the paper
@@ -36,16 +39,20 @@ from store_helpers import OxigraphServer  # noqa: E402
 from virtuoso_helpers import VirtuosoServer, missing_reason  # noqa: E402
 
 from kgctl.chemistry.reference import build_reference, read_rows, species_quads, table_paths  # noqa: E402,E501
+from kgctl.dedup.job import DEDUP_GRAPH, DEDUP_PROVENANCE  # noqa: E402
 from kgctl.dedup.job import run as dedup_run  # noqa: E402
 from kgctl.dedup.spec import pack_specs  # noqa: E402
 from kgctl.evaluation.loader import Loaded, load_benchmark  # noqa: E402
 from kgctl.evaluation.readout import read_out_loaded  # noqa: E402
 from kgctl.evaluation.report import score  # noqa: E402
+from kgctl.grounding.commands import load_matcher  # noqa: E402
 from kgctl.grounding.harvest import harvest_rows  # noqa: E402
+from kgctl.grounding.materialise import materialise  # noqa: E402
 from kgctl.grounding.sources import EmbeddedSource, EndpointSource, SparqlSource  # noqa: E402,E501
 from kgctl.grounding.spec import load_spec  # noqa: E402
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store  # noqa: E402
 from kgctl.store.base import GraphStore  # noqa: E402
+from kgctl.store.canonical import canonical_text  # noqa: E402
 from kgctl.store.sparql import data_update  # noqa: E402
 from kgctl.store.staging import batches  # noqa: E402
 from kgctl.store.trace import replay  # noqa: E402
@@ -74,8 +81,13 @@ def canonical_all(store: GraphStore) -> dict[str, tuple]:
             for p in store.papers()}
 
 
+def canonical_graph(store: GraphStore, graph: NamedNode) -> str:
+    rows = store.query("SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }", bindings={"g": graph})
+    return canonical_text([Quad(r["s"], r["p"], r["o"], graph) for r in rows])
+
+
 def stages(store: GraphStore, papers: list[str], load_source: Callable[[], SparqlSource],
-           work: Path) -> dict[str, tuple]:
+           work: Path, matcher: tuple) -> dict[str, tuple]:
     """(seconds, comparable result) per stage."""
     gold = load_benchmark(ROOT / "domains" / "mop30" / "benchmark")
     out: dict[str, tuple] = {}
@@ -102,10 +114,14 @@ def stages(store: GraphStore, papers: list[str], load_source: Callable[[], Sparq
         store.import_data(data)
     out["import/export"] = timed("import/export", round_trip, lambda _: canonical_all(store))
 
-    def dedup() -> list:
+    def dedup() -> tuple:
         summaries = dedup_run(store, pack_specs(None))
-        return [(s.spec, s.mentions, s.clusters, s.merges) for s in summaries]
+        return ([(s.spec, s.mentions, s.clusters, s.merges) for s in summaries],
+                [canonical_graph(store, g) for g in (DEDUP_GRAPH, DEDUP_PROVENANCE)])
     out["dedup"] = timed("dedup", dedup)
+    out["ground"] = timed("ground", lambda: materialise(store, *matcher, papers, mode="rewrite"),
+                          lambda decisions: ([d.written for d in decisions],
+                                             canonical_all(store)))
 
     out["query run"] = timed("query run", lambda: [
         (r["type"].value, int(r["n"].value)) for r in store.query(UNION_QUERY, union=True)])
@@ -141,9 +157,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         build_reference(work / "reference", rows)
+        matcher = load_matcher("Species", endpoint=None, reference=work / "reference",
+                               cache_dir=work / "cache", refresh=False)
         print("embedded", file=sys.stderr, flush=True)
         results["embedded"] = stages(EmbeddedStore(work / "embedded"), papers,
-                                     lambda: EmbeddedSource(work / "reference"), work / "e")
+                                     lambda: EmbeddedSource(work / "reference"), work / "e",
+                                     matcher)
         servers = [("oxigraph server", OxigraphServer(work / "oxigraph"))]
         if missing_reason() is None:
             servers.append(("virtuoso", VirtuosoServer(work / "virtuoso")))
@@ -160,7 +179,7 @@ def main() -> None:
                     load_reference(store, reference, named=name == "virtuoso")
                     return EndpointSource(getattr(server, "public_url", server.url))
                 print(name, file=sys.stderr, flush=True)
-                results[name] = stages(store, papers, load_source, work / name)
+                results[name] = stages(store, papers, load_source, work / name, matcher)
                 store.close()
             finally:
                 server.stop()

@@ -75,8 +75,9 @@ async def flood(url: str, n: int, naming: str) -> None:
             async with Client(url) as other:
                 opened_s = time.perf_counter() - started
                 bound = await other.call_tool("select_paper", {"paper_id": "other"})
-                works = "works" if not bound.is_error else f"refused: {bound.content[0].text}"
                 call_s = time.perf_counter() - started - opened_s
+                works = f"works ({call_s * 1000:.0f} ms)" if not bound.is_error \
+                    else f"refused: {bound.content[0].text}"
                 kept = sum(s == 200 for s in await _each(alive, ping))
                 again = await other.call_tool("select_paper", {"paper_id": "other"})
                 works += "; after the flood's pings it still works" if not again.is_error \
@@ -87,7 +88,7 @@ async def flood(url: str, n: int, naming: str) -> None:
             return
         print(f"flood ({naming}): {n} sessions opened ({refused} refused) in {flood_s:.1f} s, "
               f"{len(alive)} alive after a ping each; the other client's session opened in "
-              f"{opened_s * 1000:.0f} ms and select_paper {works} ({call_s * 1000:.0f} ms); "
+              f"{opened_s * 1000:.0f} ms and select_paper {works}; "
               f"the flood's sessions still alive after it: {kept}")
 
 

@@ -113,6 +113,12 @@ def test_remote_export_import_drop(remote):
     assert whole.count(b"\n") == len(before.splitlines()) + len(list(remote.triples("p2")))
 
 
+def test_ask_answers_a_boolean_on_every_server(remote):
+    remote.write("p1", insert=step_triples("p1", 1))
+    assert bool(remote.query("ASK { ?s ?p ?o }", paper_id="p1")) is True
+    assert bool(remote.query("ASK { ?s ?p ?o FILTER(false) }", paper_id="p1")) is False
+
+
 def test_remote_refused_write_and_failing_update_change_nothing(remote, server):
     scenario(remote)
     before = canonical_nquads(remote, "p1", provenance=True)

@@ -58,7 +58,6 @@ from kgctl.store.base import GraphStore
 
 PROV = "http://www.w3.org/ns/prov#"
 GENERATED_BY, USED = NamedNode(PROV + "wasGeneratedBy"), NamedNode(PROV + "used")
-# SELECT, not ASK: Virtuoso answers ASK with a row of solutions, not a boolean
 RECORDED = "SELECT ?r WHERE { GRAPH ?g { ?s ?generated ?r . ?r ?used ?e } } LIMIT 1"
 MINTED_BASE = SPECIES_BASE + "inchikey/"
 METHOD = "minted"

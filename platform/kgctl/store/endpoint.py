@@ -9,8 +9,9 @@ answer `settings.timeout` (30 s unless configured); an answer that does not come
 twice at most, so a server that accepts connections and never answers costs a minute, not
 several. Updates a caller writes by hand are not retried. Server quirks handled here, each
 standard on the wire: solutions are asked as XML first (Virtuoso writes large JSON results 4x
-slower), blank nodes labelled ``nodeID://…`` (Virtuoso) are renamed to valid labels, and a
-result cut at the server's row cap (``X-SPARQL-MaxRows``) raises `RowCapError`.
+slower), blank nodes labelled ``nodeID://…`` (Virtuoso) are renamed to valid labels, an ASK
+answered as solutions (Virtuoso) is read as its boolean, and a result cut at the server's row
+cap (``X-SPARQL-MaxRows``) raises `RowCapError`.
 
 >>> fix_node_ids(b'{"s": {"type": "bnode", "value": "nodeID://b1"}}')
 b'{"s": {"type": "bnode", "value": "vb1"}}'
@@ -28,7 +29,14 @@ import time
 from collections.abc import Sequence
 
 import httpx
-from pyoxigraph import QueryResultsFormat, RdfFormat, Triple, parse, parse_query_results
+from pyoxigraph import (
+    QueryResultsFormat,
+    QuerySolutions,
+    RdfFormat,
+    Triple,
+    parse,
+    parse_query_results,
+)
 
 from kgctl.errors import StoreError
 from kgctl.store.base import QueryResult
@@ -43,6 +51,7 @@ CONNECT_TIMEOUT_S = 5.0
 SOLUTIONS = "application/sparql-results+xml, application/sparql-results+json;q=0.9"
 TRIPLES = "application/n-triples, text/plain;q=0.5"
 CAP_HEADER = "x-sparql-maxrows"
+VIRTUOSO_ASK = "__ASK_RETVAL"
 _NODE_ID_JSON = re.compile(rb'"type": ?"(?:bnode|uri)", ?"value": ?"nodeID://(\w+)"')
 _NODE_ID_XML = re.compile(rb"<(?:bnode|uri)>nodeID://(\w+)</(?:bnode|uri)>")
 _NODE_ID_NT = re.compile(rb"<nodeID://(\w+)>|_:nodeID://(\w+)")
@@ -127,7 +136,7 @@ class Endpoint:
             result_format = QueryResultsFormat.from_media_type(media)
             if result_format is None:
                 raise StoreError(f"endpoint {self.query_url} answered unknown type {media!r}")
-            return parse_query_results(content, format=result_format)
+            return _ask_answer(parse_query_results(content, format=result_format))
         except SyntaxError as exc:
             raise StoreError(f"endpoint {self.query_url} sent unreadable results: {exc}"
                              ) from None
@@ -135,3 +144,14 @@ class Endpoint:
     def update(self, sparql: str, *, retry: bool = True) -> None:
         self.send("POST", self.update_url, retry=retry, content=sparql.encode(),
                   headers={"Content-Type": "application/sparql-update"})
+
+
+def _ask_answer(result: QueryResult) -> QueryResult:
+    """Virtuoso answers ASK in SPARQL XML as solutions of one variable `__ASK_RETVAL` (a row
+    holding 1 for true, none for false): read as the boolean it stands for."""
+    if not isinstance(result, QuerySolutions) or \
+            [v.value for v in result.variables] != [VIRTUOSO_ASK]:
+        return result
+    truth = any(row[0] is not None and row[0].value not in ("0", "false") for row in result)
+    return parse_query_results(b'{"head": {}, "boolean": %s}' % (b"true" if truth else b"false"),
+                               format=QueryResultsFormat.JSON)

@@ -37,8 +37,10 @@ def client_of(scope: dict[str, Any]) -> str:
 class SessionGate:
     """Wraps the SDK's app: sessions are admitted, tracked and evicted by `policy`."""
 
-    def __init__(self, app: Any, policy: SessionPolicy, path: str) -> None:
+    def __init__(self, app: Any, policy: SessionPolicy, path: str, host: str) -> None:
+        """`host`: the server's own `host:port`, the Host of the evicting DELETEs."""
         self.app, self.policy, self.path = app, policy, path
+        self._host = host.encode("latin-1")
         self._lock = anyio.Lock()
         self._tickets = itertools.count(1)
 
@@ -58,7 +60,7 @@ class SessionGate:
         async with self._lock:
             decision = self.policy.admit(client_of(scope), ticket)
             for victim in decision.evict:
-                await self._delete(victim, scope)
+                await self._delete(victim)
         if not decision.admitted:
             await _respond(send, 503, _REFUSED)
             return
@@ -100,11 +102,13 @@ class SessionGate:
             if gone:
                 self.policy.closed(session)
 
-    async def _delete(self, session: str, scope: dict[str, Any]) -> None:
+    async def _delete(self, session: str) -> None:
         """End `session` in the transport, as its client's DELETE would."""
-        keep = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")]
-        request = {**scope, "method": "DELETE", "query_string": b"",
-                   "headers": [*keep, (_SESSION, session.encode("latin-1"))]}
+        request = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                   "method": "DELETE", "scheme": "http", "path": self.path,
+                   "raw_path": self.path.encode(), "root_path": "", "query_string": b"",
+                   "client": ("127.0.0.1", 0), "server": None,
+                   "headers": [(b"host", self._host), (_SESSION, session.encode("latin-1"))]}
 
         async def receive() -> dict[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}

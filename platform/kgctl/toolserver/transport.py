@@ -71,13 +71,13 @@ def serve(server: Any, *, transport: str, host: str, port: int, session_idle: fl
         return
     check_port(host, port)
     server.share(session_idle)
-    app = server.streamable_http_app(
+    app = server.streamable_http_app(  # the SDK's own cap: a backstop behind the policy's
         streamable_http_path=ENDPOINT_PATH, session_idle_timeout=session_idle,
-        max_sessions=max_sessions, max_request_body_size=MAX_REQUEST_BYTES, host=host)
+        max_sessions=2 * max_sessions, max_request_body_size=MAX_REQUEST_BYTES, host=host)
     policy = SessionPolicy(max_sessions=max_sessions, per_client=client_sessions,
                            idle_seconds=session_idle)
-    config = uvicorn.Config(SessionGate(app, policy, ENDPOINT_PATH), host=host, port=port,
-                            log_level="warning")
+    gate = SessionGate(app, policy, ENDPOINT_PATH, f"{host}:{port}")
+    config = uvicorn.Config(gate, host=host, port=port, log_level="warning")
     click.echo(f"MCP endpoint: http://{host}:{port}{ENDPOINT_PATH} (streamable HTTP, "
                f"{server.name}; Ctrl-C stops)", err=True)
     anyio.run(uvicorn.Server(config).serve)
