@@ -161,6 +161,11 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     assert f"grounded {grounding['grounded']} of {grounding['entities']} entities" in text.output
     assert "mop30 scores (1 papers)" in text.output and "kgctl serve --store" in text.output
+    phases = [line.removesuffix(" ...") for line in text.stderr.splitlines()
+              if line.endswith(" ...")]  # announced as they start, longest included
+    assert [p.split()[0] for p in phases] == ["compiling", "replaying", "reading", "indexing",
+                                              "grounding", "deduplicating"], phases
+    assert not [line for line in result.stderr.splitlines() if line.endswith(" ...")]  # --json
 
 
 @pytest.mark.parametrize("verbose", [False, True])

@@ -30,7 +30,10 @@ from kgctl.store import command_store
 from kgctl.store.commands import DEFAULT_STORE
 
 DEFAULT_RUNS = Path("kgctl-data") / "runs"
-DEMO_DIR = Path("kgctl-demo")
+DEMO_DIR = DEFAULT_STORE.parent  # the demo's store is the default store of every command
+# the demo's help shows these; the LLM tuning options stay accepted (they are kgctl extract's)
+DEMO_OPTIONS = {"use_llm", "workdir", "traces", "reference", "as_json", "base_url", "model",
+                "domain", "ontologies"}
 _err = Console(stderr=True)
 
 
@@ -255,12 +258,21 @@ def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None)
                            f"{first.feedback[:300]}")
 
 
+def _brief(command: click.Command) -> click.Command:
+    """Hide all but DEMO_OPTIONS from the command's help."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name not in DEMO_OPTIONS:
+            param.hidden = True
+    return command
+
+
+@_brief
 @click.command("demo")
 @click.argument("papers", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--llm", "use_llm", is_flag=True,
               help="extract the given papers with an LLM instead of replaying the bundled traces.")
 @click.option("--workdir", type=click.Path(path_type=Path), default=DEMO_DIR, show_default=True,
-              help="folder for the demo store and reports.")
+              help="folder of the store (WORKDIR/store) and the reports.")
 @click.option("--traces", type=click.Path(path_type=Path),
               help="folder of traces to replay (default: the domain pack's ground-truth "
                    "traces).")
@@ -274,7 +286,8 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
          reference: Path | None, as_json: bool, **llm: Any) -> None:
     """The main job: compile a domain pack's ontologies, build its paper graphs by replaying
     its ground-truth traces through the compiled tools, evaluate them against its benchmark
-    and write the HTML report. No API key or server needed.
+    and write the HTML report. No API key or server needed. With --llm it takes every
+    option of `kgctl extract` too (see its --help).
 
     \b
     Examples:
@@ -318,11 +331,18 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
             return
         else:
             with progress_bar(quiet=as_json) as bar:
-                task = bar.add_task("replaying traces", total=len(found))
+                task = bar.add_task("replaying traces", total=len(found), visible=False)
+
+                def phase(what: str) -> None:  # announced as it starts; the bar is replay's
+                    bar.update(task, visible=False)
+                    if not as_json:
+                        bar.console.print(f"{what} ...", highlight=False, markup=False)
+
                 result = run_replay_demo(
                     store, pack, workdir=workdir, store_path=store_path, traces=found,
-                    progress=lambda pid: bar.update(task, advance=1, description=pid),
-                    reference=reference)
+                    progress=lambda pid: bar.update(task, advance=1, description=pid,
+                                                    visible=True),
+                    reference=reference, phase=phase)
     finally:
         store.close()
     from kgctl.pipeline.demo_report import demo_json, demo_lines

@@ -125,27 +125,32 @@ def run_replay_demo(
     traces: list[Path] | None = None,
     progress: Callable[[str], None] | None = None,
     reference: Path | None = None,
+    phase: Callable[[str], None] = lambda _what: None,
 ) -> DemoResult:
     """Compile, replay every trace, read the graphs out with the fixed queries and score;
-    ground (when the pack has grounding specs) and deduplicate."""
+    ground (when the pack has grounding specs) and deduplicate. `phase` is told what starts."""
     from kgctl.agent.aio import run_sync
 
     timings: dict[str, float] = {}
     traces = traces if traces is not None else bundled_traces(pack)
+    phase(f"compiling the {pack.name} ontologies into tools")
     compiled, (ir, surface), _plan = compile_all(pack=pack)
     timings["compile"] = compiled.seconds
+    phase(f"replaying {len(traces)} traces through the compiled tools")
     started = time.perf_counter()
     replays = run_sync(lambda: replay_traces(traces, ir=ir, store=store, surface=surface,
                                              replace=True, progress=progress))
     timings["replay"] = round(time.perf_counter() - started, 3)
     papers = [r.paper_id for r in replays]
+    phase("reading the graphs out with the fixed queries and scoring them")
     report, timings["evaluate"] = evaluate(store, papers, pack,
                                            source=trace_source(traces, pack))
     grounding = None
     if pack.part("grounding") is not None:
         grounding = ground_species(store, papers, pack,
-                                   reference=reference or default_reference())
+                                   reference=reference or default_reference(), phase=phase)
         timings["grounding"] = grounding.seconds
+    phase("deduplicating entities across papers")
     started = time.perf_counter()
     dedup = deduplicate(store, pack, ir)
     timings["dedup"] = round(time.perf_counter() - started, 3)
@@ -203,8 +208,8 @@ def deduplicate(store: GraphStore, pack: Pack, ir: OntologyIR) -> list[DedupSumm
             for s in run(store, specs, domain=pack.root)]
 
 
-def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, reference: Path
-                   ) -> GroundingSummary:
+def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, reference: Path,
+                   phase: Callable[[str], None] = lambda _what: None) -> GroundingSummary:
     """Link the entities of `papers` the pack's first grounding spec names to the reference KG
     (owl:sameAs).
 
@@ -222,10 +227,14 @@ def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, referenc
     if build is None and not reference.is_dir():
         raise InputError(f"no reference store at {reference}, and domain {pack.name!r} names "
                          "no 'reference' hook to build one")
+    if build is not None and not reference.is_dir():
+        phase(f"building the reference KG at {reference} (first run only: a few minutes)")
     built = bool(build(reference)) if build is not None else False
     spec = next(load_spec(p, domain=pack.root)
                 for p in sorted(pack.part("grounding").glob("*.yaml")))
+    phase("indexing the reference KG's labels (cached after the first run)")
     index = harvest_index(EmbeddedSource(reference), spec)
+    phase(f"grounding the {len(papers)} paper graphs against the reference KG")
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
     methods = Counter(d.match.method for d in decisions if d.match is not None)
     return GroundingSummary(
