@@ -58,7 +58,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             runs = Path(tmp) / "runs"
             cmd = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
-                   str(args.paper), "--store", str(Path(tmp) / "store"), "--out", str(runs),
+                   str(args.paper), "--store", str(Path(tmp) / "store"), "--runs", str(runs),
                    "--base-url", f"http://127.0.0.1:{port}/v1", "--model", MODEL, "--json"]
             if args.max_tokens:
                 cmd += ["--max-tokens", str(args.max_tokens)]

@@ -68,7 +68,7 @@ def extraction(out: Path) -> tuple[Path, Path]:
               Reply(tool_calls=calls, prompt_tokens=1800, completion_tokens=240)]
     store, runs = out / "extract" / "store", out / "extract" / "runs"
     with FakeLLM(script, default=Reply(content="done")) as fake:
-        run(["extract", str(paper), "--store", str(store), "--out", str(runs), "--model",
+        run(["extract", str(paper), "--store", str(store), "--runs", str(runs), "--model",
              "gpt-4o", "--base-url", fake.base_url, "--replace"], env={"OPENAI_API_KEY": "k"})
     evidence_html = out / "evidence.html"
     run(["eval", "evidence", "--store", str(store), "--paper", PAPER, "--out",

@@ -69,7 +69,7 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
         path.write_text((DATA / "paper.md").read_text(encoding="utf-8"), encoding="utf-8")
         papers.append(str(path))
     store_dir, runs = tmp_path / "store", tmp_path / "runs"
-    args = ["extract", *papers, "--store", str(store_dir), "--out", str(runs), "--model", "m",
+    args = ["extract", *papers, "--store", str(store_dir), "--runs", str(runs), "--model", "m",
             "--workers", "2", "--json"]
     with FakeLLM([], default=_synthesis_call) as fake:
         first = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
@@ -174,7 +174,7 @@ def test_a_model_that_calls_no_tool_ends_in_nothing_extracted(tmp_path: Path, ve
     """Through the installed command (a subprocess, so logging is as a user sees it)."""
     store, runs = tmp_path / "store", tmp_path / "runs"
     args = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
-            str(DATA / "paragraph.md"), "--store", str(store), "--out", str(runs),
+            str(DATA / "paragraph.md"), "--store", str(store), "--runs", str(runs),
             "--model", "m", "--max-tokens", "300", *(["-v"] if verbose else [])]
     with FakeLLM([], default=Reply(content="The paragraph describes a synthesis."),
                  context_window=100_000) as fake:

@@ -59,7 +59,7 @@ def test_doctor_and_extract_say_connection_refused_when_nothing_listens(tmp_path
     code, checks = doctor(url)
     assert code == 2 and len(checks) == 1 and "connection refused" in checks[0]["detail"]
     result = CliRunner().invoke(cli, ["extract", str(DATA / "paragraph.md"), "--store",
-                                      str(tmp_path / "s"), "--out", str(tmp_path / "runs"),
+                                      str(tmp_path / "s"), "--runs", str(tmp_path / "runs"),
                                       "--base-url", url, "--model", "m"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"cannot reach the LLM server {url}: connection refused" in result.output
@@ -73,7 +73,7 @@ def test_doctor_and_extract_say_connection_refused_when_nothing_listens(tmp_path
 def test_extract_shows_the_servers_reason(tmp_path: Path, reply: Reply, words: str) -> None:
     with FakeLLM([], default=reply, context_window=100_000) as fake:
         result = CliRunner().invoke(cli, ["extract", str(DATA / "paragraph.md"), "--store",
-                                          str(tmp_path / "s"), "--out", str(tmp_path / "runs"),
+                                          str(tmp_path / "s"), "--runs", str(tmp_path / "runs"),
                                           "--base-url", fake.base_url, "--model", "m"])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert words in result.output and fake.base_url in result.output and "'m'" in result.output

@@ -71,7 +71,7 @@ def _symbol_then_dopant(request: dict) -> Reply:
 def _extract(tmp_path: Path, fake: FakeLLM, *extra: str) -> tuple:
     paper = tmp_path / "film.md"
     paper.write_text(PAPER, encoding="utf-8")
-    args = ["extract", str(paper), "--store", str(tmp_path / "store"), "--out",
+    args = ["extract", str(paper), "--store", str(tmp_path / "store"), "--runs",
             str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url, *extra]
     result = CliRunner().invoke(cli, args)
     trace_file = tmp_path / "runs" / "film.trace.json"
@@ -234,7 +234,7 @@ def test_the_cbu_step_derives_building_units_with_the_chemistry_server(tmp_path:
             "--tool-server", f"chemistry={stack.enter_context(http_server(['chem', 'mcp']))}"]
         fake = stack.enter_context(FakeLLM([], default=_derive_then_write))
         result = CliRunner().invoke(cli, [
-            "extract", str(paper), "--store", str(tmp_path / "store"), "--out",
+            "extract", str(paper), "--store", str(tmp_path / "store"), "--runs",
             str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url, *extra])
     assert result.exit_code == 0, result.output
     assert "not available" not in result.stderr
@@ -269,7 +269,7 @@ def test_without_java_the_cbu_step_runs_without_chemistry(tmp_path: Path,
     paper = DATA / "agent" / "paper.md"
     with FakeLLM([], default=_derive_then_write) as fake:
         result = CliRunner().invoke(cli, [
-            "extract", str(paper), "--store", str(tmp_path / "store"), "--out",
+            "extract", str(paper), "--store", str(tmp_path / "store"), "--runs",
             str(tmp_path / "runs"), "--model", "m", "--base-url", fake.base_url])
     assert result.exit_code == 1, result.output  # this scripted model writes only CBUs
     warnings = [line for line in result.stderr.splitlines() if "not available" in line]

@@ -52,7 +52,7 @@ def llama_url():
 def test_a_one_paragraph_paper_against_llama_cpp(tmp_path: Path, llama_url: str) -> None:
     runs = tmp_path / "runs"
     cmd = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
-           str(DATA / "paragraph.md"), "--store", str(tmp_path / "store"), "--out", str(runs),
+           str(DATA / "paragraph.md"), "--store", str(tmp_path / "store"), "--runs", str(runs),
            "--base-url", llama_url, "--model", "SmolLM2-135M-Instruct", "--json",
            "--max-tokens", "256"]  # the behaviour does not depend on it; the run time does
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,

@@ -81,7 +81,7 @@ CASES: list[tuple[str, list[str]]] = [
                                  "{store}"]),
     ("store import missing", ["store", "import", "{tmp}/missing.trig", "--store", "{store}"]),
     ("store export into a missing folder",
-     ["store", "export", PAPER, "--store", "{store}", "-o", "{tmp}/no/such/dir/out.trig"]),
+     ["store", "export", PAPER, "--store", "{store}", "--out", "{tmp}/no/such/dir/out.trig"]),
     ("store papers on a missing store", ["store", "papers", "--store", "{tmp}/typo-papers"]),
     ("store info on a file", ["store", "info", "--store", "{tmp}/a_file"]),
     ("extract no paper", ["extract"]),

@@ -172,7 +172,7 @@ def template(tmp_path_factory, llm) -> Path:
     try:
         for store in ("kg", "kg.db"):
             _kgctl(["store", "replay", str(trace), "--store", store], env=env)
-        _kgctl(["store", "export", PAPER, "--store", "kg", "-o", "backup.trig"], env=env)
+        _kgctl(["store", "export", PAPER, "--store", "kg", "--out", "backup.trig"], env=env)
         shutil.copy(tmp / "backup.trig", tmp / "graph.trig")
         shutil.copy(trace, tmp / "ic050460z.jsonl")
         # an extract run: kgctl-data/store and its run trace in kgctl-data/runs

@@ -56,7 +56,7 @@ def test_nerre_doping_extract_then_score(tmp_path):
     chosen = [p for p in papers if p.stem == FIRST_DOI_PAPER] + papers[:1]
     with FakeLLM([], default=_doping_model) as fake:
         _run(["extract", "--domain", "nerre-doping", *map(str, chosen),
-              "--store", str(tmp_path / "kg"), "--out", str(tmp_path / "runs")], _env(fake))
+              "--store", str(tmp_path / "kg"), "--runs", str(tmp_path / "runs")], _env(fake))
     out = _run(["eval", "nerre", "--domain", "nerre-doping", "--store", str(tmp_path / "kg"),
                 "--out", str(tmp_path / "pred.json"), "--json"], {})
     scores = json.loads(out)
@@ -69,7 +69,7 @@ def test_nerre_doping_extract_then_score(tmp_path):
 
 def test_pack_from_a_third_party_tbox_alone(tmp_path):
     pack_dir = tmp_path / "station"
-    _run(["domain", "new", "station", "--ontology", str(SOSA), "--out", str(pack_dir)], {})
+    _run(["domain", "new", "station", "--ontology", str(SOSA), "--dir", str(pack_dir)], {})
     assert sorted(p.name for p in pack_dir.rglob("*") if p.is_file()) == [
         "domain.yaml", "sosa.ttl"]
     assert read_manifest(pack_dir).ontologies == ("ontologies/sosa.ttl",)
@@ -79,12 +79,12 @@ def test_pack_from_a_third_party_tbox_alone(tmp_path):
     store, runs = tmp_path / "kg", tmp_path / "runs"
     with FakeLLM([], default=any_tbox_model) as fake:
         _run(["extract", str(paper), "--domain", str(pack_dir), "--store", str(store),
-              "--out", str(runs)], _env(fake))
+              "--runs", str(runs)], _env(fake))
     second = tmp_path / "station-2.txt"
     shutil.copy(paper, second)
     with FakeLLM([], default=any_tbox_model) as fake:
         _run(["extract", str(second), "--domain", str(pack_dir), "--store", str(store),
-              "--out", str(runs)], _env(fake))
+              "--runs", str(runs)], _env(fake))
     dedup = json.loads(_run(["dedup", "--store", str(store), "--domain", str(pack_dir),
                              "--dry-run", "--json"], {}))
     assert dedup and sum(s["cross_paper_clusters"] for s in dedup) >= 1  # derived specs

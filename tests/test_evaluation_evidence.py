@@ -65,7 +65,7 @@ def _extract(tmp_path: Path) -> tuple[Path, Path]:
     store = tmp_path / "store"
     with FakeLLM([reply], default=Reply(content="done")) as fake:
         result = CliRunner().invoke(cli, ["extract", str(paper), "--store", str(store),
-                                          "--out", str(tmp_path / "runs"), "--model", "m",
+                                          "--runs", str(tmp_path / "runs"), "--model", "m",
                                           "--base-url", fake.base_url, "--json"],
                                     env={"OPENAI_API_KEY": "k"})
     assert result.exit_code == 0, result.output

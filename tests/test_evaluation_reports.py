@@ -164,7 +164,7 @@ def test_run_report_counts_turns_refusals_and_repairs(tmp_path: Path, no_llm_env
     store, runs = tmp_path / "store", tmp_path / "runs"
     with FakeLLM(script, default=Reply(content="done")) as fake:
         result = CliRunner().invoke(cli, [
-            "extract", str(paper), "--store", str(store), "--out", str(runs), "--model", "m",
+            "extract", str(paper), "--store", str(store), "--runs", str(runs), "--model", "m",
             "--base-url", fake.base_url, "--prices", str(prices)], env={"OPENAI_API_KEY": "k"})
         requests = len(fake.requests)
     assert result.exit_code == 0, result.output
@@ -174,6 +174,7 @@ def test_run_report_counts_turns_refusals_and_repairs(tmp_path: Path, no_llm_env
     assert again.exit_code == 0, again.output
     data = json.loads(again.output)
     assert data["source"] == f"extraction by m on {fake.base_url}"
+    assert {f["name"] for f in written["provenance"]["ontology"]} >= {"ontosynthesis.ttl"}
     assert data["papers"] == written["papers"]
     core = data["papers"][0]["steps"][0]
     assert (core["step"], core["accepted"], core["refused"], core["repaired"]) == \

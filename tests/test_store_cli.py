@@ -41,7 +41,7 @@ def run(*args: str):
 def test_export_trace_then_replay_into_fresh_store_is_identical(tmp_path):
     build(tmp_path / "a")
     trace = tmp_path / "p1.jsonl"
-    result = run("export", "p1", "--trace", "-o", str(trace), "--store", str(tmp_path / "a"))
+    result = run("export", "p1", "--trace", "--out", str(trace), "--store", str(tmp_path / "a"))
     assert result.exit_code == 0, result.output
     assert len(trace.read_text().splitlines()) == CALLS + CALLS // 5
     result = run("replay", str(trace), "--store", str(tmp_path / "b"), "--json")
@@ -78,7 +78,7 @@ def test_papers_info_export_import_drop(tmp_path):
     info = json.loads(run("info", "--json", *store_opt).stdout)
     assert info["papers"] == 2 and info["calls"] == CALLS + CALLS // 5 + 1
     dump = tmp_path / "all.trig"
-    assert run("export", "-o", str(dump), *store_opt).exit_code == 0
+    assert run("export", "--out", str(dump), *store_opt).exit_code == 0
     result = run("import", str(dump), "--store", str(tmp_path / "c"), "--json")
     assert json.loads(result.stdout) == {"imported": ["p1", "p2"]}
     assert run("drop", "p2", *store_opt).exit_code == 0
@@ -90,7 +90,7 @@ def test_papers_info_export_import_drop(tmp_path):
 def test_remote_endpoint_through_the_cli(tmp_path):
     build(tmp_path / "a")
     dump = tmp_path / "all.trig"
-    run("export", "-o", str(dump), "--store", str(tmp_path / "a"))
+    run("export", "--out", str(dump), "--store", str(tmp_path / "a"))
     server = OxigraphServer(tmp_path / "srv")
     try:
         assert run("import", str(dump), "--endpoint", server.url).exit_code == 0

@@ -79,7 +79,7 @@ def _compile_problems(pack: Pack) -> list[str]:
               type=click.Path(path_type=Path, exists=True, dir_okay=False), metavar="FILE",
               help="T-Box file, copied into the pack (repeatable; a X.profile.yaml beside it "
                    "comes along).")
-@click.option("--out", type=click.Path(path_type=Path),
+@click.option("--dir", "out", type=click.Path(path_type=Path),
               help="folder of the new pack (default: ./NAME).")
 @click.option("--title", default="", help="one-line title of the domain.")
 def new_command(name: str, ontologies: tuple[Path, ...], out: Path | None, title: str) -> None:
@@ -87,7 +87,7 @@ def new_command(name: str, ontologies: tuple[Path, ...], out: Path | None, title
     dedup spec, ...) are derived from the T-Box and the data by each stage. The new pack is
     checked before this command ends.
 
-    Example: kgctl domain new station --ontology sosa.ttl --out packs/station
+    Example: kgctl domain new station --ontology sosa.ttl --dir packs/station
     """
     root = out or Path(name)
     if root.exists() and any(root.iterdir()):

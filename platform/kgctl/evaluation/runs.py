@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,9 @@ class RunReport(BaseModel):
                 "problems": list(self.problems)}
 
 
-def load_runs(folder: Path, *, graph_sizes: dict[str, int] | None = None) -> RunReport:
-    """Every run trace of a `kgctl extract --out` folder, in paper order."""
+def load_runs(folder: Path, *, graph_sizes: dict[str, int] | None = None,
+              ontology: Sequence[Path] = ()) -> RunReport:
+    """Every run trace of a `kgctl extract --runs` folder, in paper order."""
     papers, problems = [], []
     for path in sorted(folder.glob(f"*{TRACE_SUFFIX}")):
         try:
@@ -123,7 +125,7 @@ def load_runs(folder: Path, *, graph_sizes: dict[str, int] | None = None) -> Run
     models = sorted({p.model for p in papers}) or ["?"]
     servers = sorted({p.server for p in papers}) or ["?"]
     source = make_source("extraction", model=", ".join(models), server=", ".join(servers),
-                         origin=str(folder))
+                         origin=str(folder), ontology=ontology)
     return RunReport(source=source, folder=str(folder), papers=tuple(papers),
                      problems=tuple(problems))
 

@@ -127,9 +127,11 @@ RUN_REPORT_JSON = "run-report.json"
 
 
 def write_run_report(folder: Path, *, store=None, html_path: Path | None = None,
-                     json_path: Path | None = None) -> RunReport:
+                     json_path: Path | None = None, ontology: list[Path] | None = None
+                     ) -> RunReport:
     """Read the run traces of `folder` (graph sizes from `store` when given) and write the
-    report (default: run-report.html and run-report.json inside the folder)."""
+    report (default: run-report.html and run-report.json inside the folder); `ontology` names
+    the T-Box and profile files the runs compiled, where the caller knows them."""
     import json
 
     from kgctl.evaluation.runs import load_runs
@@ -138,7 +140,7 @@ def write_run_report(folder: Path, *, store=None, html_path: Path | None = None,
     if store is not None:
         held = set(store.papers())
         sizes = {p: sum(1 for _ in store.triples(p)) for p in held}
-    report = load_runs(folder, graph_sizes=sizes)
+    report = load_runs(folder, graph_sizes=sizes, ontology=ontology or ())
     write_runs_html(report, html_path or folder / RUN_REPORT_HTML)
     (json_path or folder / RUN_REPORT_JSON).write_text(
         json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -82,7 +82,7 @@ def llm_options(func):
                      show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
         click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "
                      "are given, without constraint feedback."),
-        click.option("--out", type=click.Path(path_type=Path), default=None,
+        click.option("--runs", "out", type=click.Path(path_type=Path), default=None,
                      help=f"folder of run traces (default {DEFAULT_RUNS})."),
     ]
     for option in reversed(options):
@@ -117,6 +117,9 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
       kgctl extract --replay kgctl-data/runs/10.1021_ic050460z.trace.json --store rebuilt
       kgctl extract paper.pdf --ontology sosa.ttl --no-profile
     """
+    from kgctl.packs import load_pack
+
+    files = ontology_files(load_pack(llm.get("domain")), llm)
     pack, ir = _pack_and_ir(llm)
     if replays and papers:
         raise InputError("give papers to extract or --replay traces, not both")
@@ -135,7 +138,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
                                    replace=replace, ir=ir, pack=pack, **llm)
         from kgctl.evaluation.runs_page import RUN_REPORT_HTML, write_run_report
 
-        write_run_report(llm["out"] or DEFAULT_RUNS, store=store)
+        write_run_report(llm["out"] or DEFAULT_RUNS, store=store, ontology=files)
         if not as_json:
             _err.print(f"run report: {(llm['out'] or DEFAULT_RUNS) / RUN_REPORT_HTML} (+ .json)")
     _print_summaries(summaries, as_json=as_json)
@@ -163,6 +166,15 @@ def _pack_and_ir(llm: dict[str, Any]):
         return None, ir
     pack = load_pack(domain)
     return pack, pack_ir(pack.root)
+
+
+def ontology_files(pack, llm: dict[str, Any]) -> list[Path]:
+    """The T-Box and profile files a run compiles (named by its report): the --ontology and
+    --profile files, else the pack's; read before the options are consumed."""
+    from kgctl.pipeline.demo import pack_files
+
+    given = [*(llm.get("ontologies") or ()), *(llm.get("profiles") or ())]
+    return given or pack_files(pack)
 
 
 def _check_tool_servers(ir, llm: dict[str, Any]) -> None:
@@ -368,10 +380,10 @@ def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, ir,
         click.echo(f"graphs in {store_path} (no benchmark to score for this ontology)")
         return None
     from kgctl.evaluation.runs_page import write_run_report
-
-    write_run_report(llm["out"], store=store)
     from kgctl.evaluation.source import source_for
     from kgctl.pipeline.demo import pack_files
+
+    write_run_report(llm["out"], store=store, ontology=pack_files(pack))
 
     compiled, _, _ = compile_all(ir, pack=pack)
     done = [s.paper_id for s in summaries if s.outcome != "failed"]

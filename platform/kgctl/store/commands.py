@@ -99,13 +99,13 @@ def papers(store: GraphStore, *, as_json: bool) -> None:
               show_default=True, help="RDF syntax; turtle/ntriples need a PAPER.")
 @click.option("--trace", "as_trace", is_flag=True,
               help="Write the paper's call trace as JSONL instead of RDF.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--out", "output", type=click.Path(path_type=Path, dir_okay=False),
               help="File to write (default: standard output).")
 def export(store: GraphStore, paper: str | None, *, fmt: str, as_trace: bool,
            output: Path | None) -> None:
     """Export one paper (graph + provenance) or the whole store, or a paper's trace.
 
-    Example: kgctl store export 10.1021_ic050460z --trace -o ic050460z.jsonl
+    Example: kgctl store export 10.1021_ic050460z --trace --out ic050460z.jsonl
     """
     if as_trace:
         if paper is None:
