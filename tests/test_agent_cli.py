@@ -191,3 +191,11 @@ def test_a_model_that_calls_no_tool_ends_in_nothing_extracted(tmp_path: Path, ve
     assert trace.status == "complete" and all(s.status == "empty" for s in trace.steps)
     assert {s.context_window for s in trace.steps} == {100_000}  # read from the server
     assert len(trace.steps) == len(fake.requests)  # one turn per step, no verification passes
+
+
+def test_the_demo_writes_the_store_every_command_reads_by_default() -> None:
+    from kgctl.cli import load_command
+    from kgctl.store.commands import DEFAULT_STORE
+
+    workdir = next(p for p in load_command("demo").params if p.name == "workdir")
+    assert Path(workdir.default) / "store" == DEFAULT_STORE
