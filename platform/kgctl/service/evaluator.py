@@ -267,7 +267,7 @@ class QueryWorker:
     def _answer(self, connection: Connection, request: Request) -> bool:
         """Answer `request` on `connection`; whether the connection may carry another."""
         self._state.begin(connection.ident, time.monotonic(), time.process_time())
-        answering = exchange(self._app, request, _Output(connection.sock, self._state).write)
+        answering = exchange(self._app, request, Output(connection.sock, self._state).write)
         try:
             if request.target.partition(b"?")[0].decode("latin-1") in DIRECT_PATHS:
                 return drive(answering, self._loop)
@@ -320,7 +320,7 @@ class QueryWorker:
                 self._refuse(connection, HTTP_REQUEST_TIMEOUT, message.decode())
 
 
-class _Output:
+class Output:
     """Writes to the client, first marking the worker's state: from then on only closing the
     connection is left to the owning process if this worker is stopped."""
 
@@ -334,7 +334,14 @@ class _Output:
             try:
                 view = view[self._sock.send(view):]
             except BlockingIOError:  # a slow reader: wait (the deadline bounds it)
-                select.select([], [self._sock], [])
+                wait_writable(self._sock)
+
+
+def wait_writable(sock: socket.socket) -> None:
+    """Block until `sock` takes more bytes (poll: select() fails past descriptor 1,023)."""
+    poll = select.poll()
+    poll.register(sock.fileno(), select.POLLOUT)
+    poll.poll()
 
 
 def _request_line(data: bytes) -> tuple[str, bytes]:

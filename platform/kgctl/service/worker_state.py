@@ -18,7 +18,10 @@ from __future__ import annotations
 import mmap
 import struct
 
-SLOT = struct.Struct("=qdd??")  # connection (0: idle), started, CPU time then, writing, retire
+# connection (0: idle), started, CPU time then, writing; the retire byte follows and only the
+# owning process writes it (a worker rewriting it from an earlier read could undo a retire)
+BUSY = struct.Struct("=qdd?")
+RETIRE = BUSY.size
 SLOT_BYTES = 32
 GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
 
@@ -45,23 +48,25 @@ class WorkerState:
         self._block, self._at = block, GENERATION.size + slot * SLOT_BYTES
 
     def begin(self, connection: int, started: float, cpu_s: float) -> None:
-        SLOT.pack_into(self._block, self._at, connection, started, cpu_s, False, self.retiring())
+        BUSY.pack_into(self._block, self._at, connection, started, cpu_s, False)
 
     def writing(self) -> None:
         self._block[self._at + 24] = 1
 
     def end(self) -> None:
-        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, self.retiring())
+        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
 
     def busy(self) -> tuple[int, float, float, bool]:
         """(connection, started, CPU time then, writing); connection 0 when idle."""
-        return SLOT.unpack_from(self._block, self._at)[:4]
+        return BUSY.unpack_from(self._block, self._at)
 
     def retiring(self) -> bool:
-        return bool(self._block[self._at + 25])
+        return bool(self._block[self._at + RETIRE])
 
     def retire(self) -> None:
-        self._block[self._at + 25] = 1
+        self._block[self._at + RETIRE] = 1
 
     def clear(self) -> None:
-        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, False)
+        """Reset the slot for a new worker (by the owning process, the old one gone)."""
+        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
+        self._block[self._at + RETIRE] = 0
