@@ -4,6 +4,7 @@ busy with a long query, and a worker past its memory cap."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -37,8 +38,9 @@ def url(store: Store) -> Iterator[str]:
         yield base
 
 
-def responses(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
-    """`count` whole responses read from `sock`, in order."""
+def responses(sock: socket.socket, count: int, timeout: float | None = READ_S
+              ) -> list[tuple[int, bytes]]:
+    """`count` whole responses read from `sock`, in order (`timeout` None: the socket's)."""
     done: list[tuple[int, bytes]] = []
     body: list[bytes] = []
 
@@ -51,7 +53,8 @@ def responses(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
             body.clear()
 
     parser = httptools.HttpResponseParser(Parse())
-    sock.settimeout(READ_S)
+    if timeout is not None:
+        sock.settimeout(timeout)
     while len(done) < count:
         data = sock.recv(65536)
         assert data, f"connection closed after {len(done)} responses"
@@ -158,3 +161,41 @@ def test_a_query_past_the_worker_memory_cap_is_answered_500(store: Store) -> Non
         thread.join(READ_S)
         assert results == [500]
         assert httpx.get(f"{base}/query", params={"query": ASK}).status_code == 200
+
+
+IDLE_CONNECTIONS = 400
+
+
+def test_hundreds_of_idle_connections_moved_at_once_are_all_answered(url: str) -> None:
+    """With one worker, a long query moves every other connection to the worker that takes
+    its seat in one burst (more orders than the worker's socket holds); each must arrive, and
+    once closed none may stay open in the serving process (this test's own process)."""
+    before = len(os.listdir("/proc/self/fd"))
+    idle = [connect(url) for _ in range(IDLE_CONNECTIONS)]
+    try:
+        for sock in idle:
+            sock.sendall(request("GET", "/healthz"))
+        for sock in idle:
+            assert responses(sock, 1)[0][0] == 200
+        with connect(url) as runaway:
+            runaway.sendall(request("GET", "/query?" + urlencode({"query": RUNAWAY})))
+            for sock in idle:
+                sock.sendall(request("GET", "/query?" + urlencode({"query": ASK}),
+                                     Accept="application/sparql-results+json"))
+            deadline = time.monotonic() + TIMEOUT_S
+            answered = 0
+            for sock in idle:
+                sock.settimeout(max(0.05, deadline - time.monotonic()))
+                try:
+                    answered += responses(sock, 1, timeout=None)[0][0] == 200
+                except TimeoutError:
+                    pass
+            assert answered == IDLE_CONNECTIONS
+            assert responses(runaway, 1)[0][0] == 503
+    finally:
+        for sock in idle:
+            sock.close()
+    deadline = time.monotonic() + READ_S
+    while len(os.listdir("/proc/self/fd")) > before + 16 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(os.listdir("/proc/self/fd")) <= before + 16

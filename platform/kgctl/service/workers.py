@@ -24,6 +24,7 @@ import os
 import signal
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +62,8 @@ class Worker:
         self.long = self.acting = self.releasing = False
         self.alive = True
         self.problem = CRASHED  # what its current request is answered if it ends
+        # orders wait here while the worker's socket is full (a busy worker reads none)
+        self._outbox: deque[tuple[tuple[str, int], socket.socket | None]] = deque()
         sock.setblocking(False)
         self._loop.add_reader(sock.fileno(), self._readable)
 
@@ -74,6 +77,8 @@ class Worker:
                 message = None
             if message is None:
                 self._loop.remove_reader(self._sock.fileno())
+                self._loop.remove_writer(self._sock.fileno())
+                self._outbox.clear()
                 self._sock.close()
                 self.alive = False
                 if not self.ready.done():
@@ -91,7 +96,25 @@ class Worker:
         self.connections.add(ident)
 
     def ask(self, kind: str, value: int, sock: socket.socket | None = None) -> None:
-        messages.send(self._sock, (kind, value), [sock.fileno()] if sock else [])
+        """Send an order (with a connection); queued while the worker's socket is full."""
+        self._outbox.append(((kind, value), sock))
+        if len(self._outbox) == 1:
+            self._flush()
+
+    def _flush(self) -> None:
+        while self._outbox:
+            order, sock = self._outbox[0]
+            try:
+                if sock is None or sock.fileno() >= 0:  # a connection closed since: skipped
+                    messages.send(self._sock, order, [sock.fileno()] if sock else [])
+            except BlockingIOError:
+                self._loop.add_writer(self._sock.fileno(), self._flush)
+                return
+            except OSError:  # it ended: its end moves its connections on
+                self._outbox.clear()
+                return
+            self._outbox.popleft()
+        self._loop.remove_writer(self._sock.fileno())
 
     def cpu_s(self) -> float:
         fields = _stat(self.pid)
@@ -248,10 +271,7 @@ class QueryWorkers:
         surplus = (len(most.connections) - least) // 2
         if surplus and not most.releasing:
             most.releasing = True
-            try:
-                most.ask("release", surplus)
-            except OSError:  # it just ended
-                pass
+            most.ask("release", surplus)
 
     async def _check(self, worker: Worker, now: float) -> None:
         ident, started, cpu_s, _ = worker.state.busy()
@@ -310,10 +330,7 @@ class QueryWorkers:
             return
         worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
         self._held[ident] = (sock, worker)
-        try:
-            worker.adopt(ident, sock)
-        except OSError:  # it just ended: its own end moves the connection on
-            worker.connections.add(ident)
+        worker.adopt(ident, sock)
 
     def _seats(self) -> list[Worker]:
         """The workers that take connections."""
