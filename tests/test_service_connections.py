@@ -199,3 +199,60 @@ def test_hundreds_of_idle_connections_moved_at_once_are_all_answered(url: str) -
     while len(os.listdir("/proc/self/fd")) > before + 16 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(os.listdir("/proc/self/fd")) <= before + 16
+
+
+MOVE_HEADER_S, MOVE_BODY_S = 2.0, 3.0
+LATE_S = 0.6  # past its deadline a slow request is cut off within this (a busy machine)
+
+
+def test_slow_requests_keep_their_deadline_when_their_connection_moves(store: Store) -> None:
+    """A trickled head, a trickled body and a silent connection move to a new worker when a
+    long query retires theirs (one worker): their clocks go on, they do not start again."""
+    config = ServiceConfig(timeout_s=TIMEOUT_S, workers=1, header_timeout_s=MOVE_HEADER_S,
+                           body_timeout_s=MOVE_BODY_S)
+    with live_server(store, config) as base, connect(base) as head, connect(base) as body, \
+            connect(base) as silent, connect(base) as runaway:
+        started = time.monotonic()
+        head.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        body.sendall(request("POST", "/query", Content_Type="application/sparql-query",
+                             Content_Length="100"))
+        deadlines = {head: started + MOVE_HEADER_S, body: started + MOVE_BODY_S,
+                     silent: started + MOVE_HEADER_S}
+        ended: dict[socket.socket, tuple[float, bytes]] = {}
+        moved = False
+        for sock in deadlines:
+            sock.setblocking(False)
+        while len(ended) < len(deadlines) and time.monotonic() < started + TIMEOUT_S + 2:
+            if not moved and time.monotonic() > started + 1:  # retire their worker
+                runaway.sendall(request("GET", "/query?" + urlencode({"query": RUNAWAY})))
+                moved = True
+            for sock in deadlines:
+                if sock in ended:
+                    continue
+                try:
+                    ended[sock] = (time.monotonic(), sock.recv(4096))
+                    continue
+                except BlockingIOError:
+                    pass
+                if sock is not silent:
+                    try:
+                        sock.sendall(b"X" if sock is head else b" ")
+                    except OSError:
+                        pass
+            time.sleep(0.1)
+        for sock, deadline in deadlines.items():
+            assert sock in ended, "never cut off"
+            when, answer = ended[sock]
+            assert answer.startswith(b"HTTP/1.1 408") and deadline - 0.1 < when < deadline + LATE_S
+
+
+@pytest.mark.parametrize("authorization, status", [(None, 401), ("Bearer wrong", 403)])
+def test_a_large_upload_is_refused_on_its_head_without_the_token(
+        url: str, authorization: str | None, status: int) -> None:
+    """The body (50 MB announced, none sent) is never waited for, nor buffered."""
+    headers = {"Content_Type": "application/n-triples", "Content_Length": "50000000"}
+    if authorization:
+        headers["Authorization"] = authorization
+    with connect(url) as sock:
+        sock.sendall(request("PUT", "/store?graph=urn:x:large", **headers))
+        assert responses(sock, 1, timeout=5.0)[0][0] == status

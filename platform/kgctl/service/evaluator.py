@@ -67,16 +67,23 @@ def open_view(store_path: str) -> Store:
 
 
 IDLE, HEAD, BODY = "idle", "head", "body"  # what a connection is waiting for
+TIMED_OUT = {HEAD: "request headers not received in time",
+             BODY: "request body not received in time"}
 
 
 class Connection:
-    """A client connection this worker serves."""
+    """A client connection this worker serves. Its deadline travels with it: the owning
+    process knows it (from "opened", "waiting", "released" and "take") and hands it on."""
 
-    def __init__(self, sock: socket.socket, ident: int, waiting: str) -> None:
-        self.sock, self.ident, self.waiting = sock, ident, waiting
+    def __init__(self, sock: socket.socket, ident: int, waiting: str, deadline: float) -> None:
+        self.sock, self.ident, self.waiting, self.deadline = sock, ident, waiting, deadline
         self.client, self.server = _peer(sock), _address(sock.getsockname())
         self.continued = False  # 100 Continue sent for the request being received
         self.timer = 0  # which armed timer is current (older ones are ignored)
+        self.reported = waiting != IDLE  # the owning process knows of a HEAD or BODY wait
+
+    def clock(self) -> tuple[int, str, float]:
+        return self.ident, self.waiting or IDLE, self.deadline
 
 
 class QueryWorker:
@@ -87,7 +94,7 @@ class QueryWorker:
         self._path, self._config = store_path, config
         self._epoll = select.epoll()
         self._connections: dict[int, Connection] = {}
-        self._timers: list[tuple[float, int, int, int, bytes | None]] = []
+        self._timers: list[tuple[float, int, int, int]] = []
         self._ids = itertools.count(1)
         self._buffer = bytearray(PEEK_BYTES + 1)  # one buffer for every read: no allocation
         self._view = memoryview(self._buffer)
@@ -130,9 +137,10 @@ class QueryWorker:
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-        ident = os.getpid() << 32 | next(self._ids)
-        messages.send(self._control, ("opened", ident), [sock.fileno()])
-        self._watch(Connection(sock, ident, HEAD))
+        connection = Connection(sock, os.getpid() << 32 | next(self._ids), HEAD,
+                                time.monotonic() + self._config.header_timeout_s)
+        messages.send(self._control, ("opened", connection.clock()), [sock.fileno()])
+        self._watch(connection)
 
     def _from_owner(self) -> bool:
         message = messages.receive(self._control)
@@ -142,19 +150,22 @@ class QueryWorker:
         if kind == "adopt":
             sock = socket.socket(fileno=fds[0])
             sock.setblocking(False)
-            self._watch(Connection(sock, value, IDLE))
+            ident, waiting, deadline = value
+            if waiting == IDLE:
+                deadline = time.monotonic() + KEEP_ALIVE_S
+            self._watch(Connection(sock, ident, waiting, deadline))
         elif kind == "release":  # give `value` connections back, idle ones first
             chosen = sorted(self._connections.values(), key=lambda c: c.waiting != IDLE)[:value]
             for connection in chosen:
                 self._forget(connection)
                 connection.sock.close()
-            messages.send(self._control, ("released", [c.ident for c in chosen]))
+            messages.send(self._control, ("released", [c.clock() for c in chosen]))
         return True
 
     def _watch(self, connection: Connection) -> None:
         self._connections[connection.sock.fileno()] = connection
         self._epoll.register(connection.sock.fileno(), WATCH)  # reports data already there
-        self._wait(connection, connection.waiting)
+        self._arm(connection)
 
     def _forget(self, connection: Connection) -> None:
         fd = connection.sock.fileno()
@@ -278,31 +289,31 @@ class QueryWorker:
     def _hand_over(self, connection: Connection) -> None:
         """Give a request that may change the store, unread, to the owning process."""
         self._forget(connection)
-        messages.send(self._control, ("take", connection.ident))
+        messages.send(self._control, ("take", connection.clock()))
         connection.sock.close()
 
     # timers
 
     def _wait(self, connection: Connection, waiting: str) -> None:
         """Start the clock for what `connection` now waits for (unless it already runs: a
-        client trickling bytes does not reset it)."""
+        client trickling bytes does not reset it). The owning process is told of HEAD and
+        BODY waits (requests that did not arrive whole) and of their end."""
         if waiting == connection.waiting and connection.timer > 0:
             return
         connection.waiting = waiting
-        if waiting == IDLE:
-            self._arm(connection, KEEP_ALIVE_S, None)
-        elif waiting == HEAD:
-            self._arm(connection, self._config.header_timeout_s,
-                      b"request headers not received in time")
-        else:
-            self._arm(connection, self._config.body_timeout_s,
-                      b"request body not received in time")
+        seconds = {IDLE: KEEP_ALIVE_S, HEAD: self._config.header_timeout_s,
+                   BODY: self._config.body_timeout_s}[waiting]
+        connection.deadline = time.monotonic() + seconds
+        self._arm(connection)
+        if waiting != IDLE or connection.reported:
+            connection.reported = waiting != IDLE
+            messages.send(self._control, ("waiting", connection.clock()))
 
-    def _arm(self, connection: Connection, seconds: float, message: bytes | None) -> None:
-        """Close `connection` after `seconds` (with a 408 saying `message`, if given)."""
+    def _arm(self, connection: Connection) -> None:
+        """Close `connection` at its deadline (with a 408 unless it was idle)."""
         connection.timer = next(self._tick) + 1
-        heapq.heappush(self._timers, (time.monotonic() + seconds, connection.timer,
-                                      connection.sock.fileno(), connection.ident, message))
+        heapq.heappush(self._timers, (connection.deadline, connection.timer,
+                                      connection.sock.fileno(), connection.ident))
 
     def _next_timer(self) -> float:
         return max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else -1
@@ -310,14 +321,14 @@ class QueryWorker:
     def _expire(self) -> None:
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
-            _, tick, fd, ident, message = heapq.heappop(self._timers)
+            _, tick, fd, ident = heapq.heappop(self._timers)
             connection = self._connections.get(fd)
             if connection is None or connection.ident != ident or connection.timer != tick:
                 continue
-            if message is None:
-                self._close(connection)
+            if connection.waiting in TIMED_OUT:
+                self._refuse(connection, HTTP_REQUEST_TIMEOUT, TIMED_OUT[connection.waiting])
             else:
-                self._refuse(connection, HTTP_REQUEST_TIMEOUT, message.decode())
+                self._close(connection)
 
 
 class Output:

@@ -17,7 +17,7 @@ from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.spawner import Spawner
 from kgctl.service.worker_state import bump_generation
-from kgctl.service.workers import SLOTS, QueryWorkers
+from kgctl.service.workers import SLOTS, Clock, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
@@ -70,13 +70,14 @@ class Server:
         app = create_app(self.dataset, self.config, writer)
         tasks: set[asyncio.Task] = set()
 
-        def take(ident: int, sock: socket.socket) -> None:
-            task = asyncio.ensure_future(answer(ident, sock))
+        def take(clock: Clock, sock: socket.socket) -> None:
+            task = asyncio.ensure_future(answer(clock, sock))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
-        async def answer(ident: int, sock: socket.socket) -> None:
-            if await answer_write(app, sock, self.config):
+        async def answer(clock: Clock, sock: socket.socket) -> None:
+            ident, waiting, deadline = clock
+            if await answer_write(app, sock, self.config, waiting, deadline):
                 workers.give_back(ident)
             else:
                 workers.drop(ident)

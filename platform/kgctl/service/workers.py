@@ -35,6 +35,7 @@ from kgctl.service.spawner import Spawner
 from kgctl.service.worker_state import WorkerState
 
 HTTP_SERVER_ERROR = 500
+IDLE = "idle"
 TICK_S = 0.01  # how often the workers' states are looked at
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
@@ -46,7 +47,8 @@ SLOTS = 4096
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
                       "the query")
-Take = Callable[[int, socket.socket], None]
+Clock = tuple[int, str, float]  # a connection, what it waits for (idle, head, body), until when
+Take = Callable[[Clock, socket.socket], None]
 
 
 class Worker:
@@ -63,7 +65,7 @@ class Worker:
         self.alive = True
         self.problem = CRASHED  # what its current request is answered if it ends
         # orders wait here while the worker's socket is full (a busy worker reads none)
-        self._outbox: deque[tuple[tuple[str, int], socket.socket | None]] = deque()
+        self._outbox: deque[tuple[tuple, socket.socket | None]] = deque()
         sock.setblocking(False)
         self._loop.add_reader(sock.fileno(), self._readable)
 
@@ -91,11 +93,11 @@ class Worker:
             else:
                 self._pool.told(self, value, fds)
 
-    def adopt(self, ident: int, sock: socket.socket) -> None:
-        self.ask("adopt", ident, sock)
-        self.connections.add(ident)
+    def adopt(self, clock: Clock, sock: socket.socket) -> None:
+        self.ask("adopt", clock, sock)
+        self.connections.add(clock[0])
 
-    def ask(self, kind: str, value: int, sock: socket.socket | None = None) -> None:
+    def ask(self, kind: str, value, sock: socket.socket | None = None) -> None:
         """Send an order (with a connection); queued while the worker's socket is full."""
         self._outbox.append(((kind, value), sock))
         if len(self._outbox) == 1:
@@ -171,6 +173,7 @@ class QueryWorkers:
         self._timeout_s, self._take = timeout_s, take
         self._all: set[Worker] = set()
         self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
+        self._clocks: dict[int, Clock] = {}  # the last wait each worker told of
         self._homeless: list[int] = []  # connections waiting for a worker to start
         self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
@@ -190,6 +193,7 @@ class QueryWorkers:
         for sock, _ in self._held.values():
             sock.close()
         self._held.clear()
+        self._clocks.clear()
 
     def give_back(self, ident: int) -> None:
         """A connection this process answered on may carry more requests: to a worker."""
@@ -197,36 +201,46 @@ class QueryWorkers:
 
     def drop(self, ident: int) -> None:
         sock, _ = self._held.pop(ident, (None, None))
+        self._clocks.pop(ident, None)
         if sock is not None:
             _shut(sock)
 
     # what workers say
 
     def told(self, worker: Worker, value, fds: list[int]) -> None:
-        kind, ident = value  # for "released", the connections given back
+        kind, about = value
         if kind == "opened":
             if not fds:  # out of descriptors: the worker serves it, nothing can move it
                 return
-            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
+            ident = about[0]
+            self._held[ident], self._clocks[ident] = (socket.socket(fileno=fds[0]), worker), about
             worker.connections.add(ident)
             if worker.long or not worker.alive:  # it will not serve it again
                 self._rehome(ident)
+        elif kind == "waiting":
+            if about[0] in self._held:
+                self._clocks[about[0]] = about
         elif kind == "closed":
-            worker.connections.discard(ident)
-            sock, _ = self._held.pop(ident, (None, None))
+            worker.connections.discard(about)
+            self._clocks.pop(about, None)
+            sock, _ = self._held.pop(about, (None, None))
             if sock is not None:
                 sock.close()
         elif kind == "released":
             worker.releasing = False
-            for moved in ident:
-                worker.connections.discard(moved)
-                self._rehome(moved)
+            for clock in about:
+                worker.connections.discard(clock[0])
+                if clock[0] in self._held:
+                    self._clocks[clock[0]] = clock
+                self._rehome(clock[0])
         elif kind == "take":
+            ident = about[0]
             worker.connections.discard(ident)
             if ident in self._held:
                 sock, _ = self._held[ident]
                 self._held[ident] = (sock, None)
-                self._take(ident, sock)
+                self._clocks.pop(ident, None)
+                self._take(about, sock)
 
     def ended(self, worker: Worker) -> None:
         """The worker's process is gone: answer its request, move its connections."""
@@ -238,6 +252,7 @@ class QueryWorkers:
             self._long -= 1
         if ident in self._held and self._held[ident][1] is worker:
             sock, _ = self._held.pop(ident)
+            self._clocks.pop(ident, None)
             worker.connections.discard(ident)
             if not writing:
                 problem = worker.problem
@@ -330,7 +345,7 @@ class QueryWorkers:
             return
         worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
         self._held[ident] = (sock, worker)
-        worker.adopt(ident, sock)
+        worker.adopt(self._clocks.get(ident, (ident, IDLE, 0.0)), sock)
 
     def _seats(self) -> list[Worker]:
         """The workers that take connections."""
