@@ -4,6 +4,7 @@ results, foreign Host headers, and a burst of runaway queries (killed, cheap que
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -35,6 +36,7 @@ BODY_TIMEOUT_S = 1.0
 # 8 rows, each a string doubled 20 times from 64 bytes: 537 MB if nothing stops it
 DOUBLINGS = 20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+READ_S = 30.0
 
 
 def concat_bomb() -> str:
@@ -278,3 +280,67 @@ def test_workers_end_with_a_killed_server(tmp_path: Path) -> None:
         assert time.monotonic() - started < STARTUP_S, "workers outlived the server"
         time.sleep(0.05)
     runaway.join(STARTUP_S)
+
+
+DESCRIPTORS = 600  # the served process's limit: room for about 340 connections
+CROWD = 400
+IDLE_CROWD = 600
+
+
+def serve_with_descriptors(directory: Path, port: int, *args: str) -> subprocess.Popen:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+         str(directory), "--port", str(port), *args], stderr=subprocess.DEVNULL,
+        preexec_fn=limit)
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz")
+            return process
+        except httpx.TransportError:
+            assert process.poll() is None and time.monotonic() < deadline, "no server"
+            time.sleep(0.1)
+
+
+def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_dropped(
+        tmp_path: Path) -> None:
+    """More silent connections than descriptors allow: the oldest are cut off (408) so fresh
+    reads and writes are answered; when every connection is busy, new ones are answered 503
+    (never closed without a status)."""
+    sample_store(tmp_path)
+    port = free_port()
+    process = serve_with_descriptors(tmp_path, port, "--update-token", "t")
+    url = f"http://127.0.0.1:{port}"
+    crowd: list[socket.socket] = []
+    try:
+        crowd = [socket.create_connection(("127.0.0.1", port)) for _ in range(CROWD)]
+        time.sleep(1.0)  # silent for a second: only then may a connection be cut off for room
+        assert httpx.get(f"{url}/query", params={"query": PROBE}).status_code == 200
+        assert httpx.post(f"{url}/update", content="INSERT DATA { <urn:a> <urn:b> <urn:c> }",
+                          headers={"Content-Type": "application/sparql-update",
+                                   "Authorization": "Bearer t"}).status_code == 204
+        crowd[0].settimeout(READ_S)
+        assert crowd[0].recv(4096).startswith(b"HTTP/1.1 408")
+        for sock in crowd:
+            sock.close()
+        # now a crowd of idle keep-alive connections, which nothing may cut off
+        crowd = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE_CROWD)]
+        statuses = []
+        for sock in crowd:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            sock.settimeout(READ_S)
+            statuses.append(sock.recv(4096)[:12])
+        assert set(statuses) == {b"HTTP/1.1 200", b"HTTP/1.1 503"}
+        assert statuses[0] == b"HTTP/1.1 200"
+        write = httpx.post(f"{url}/update", content="INSERT DATA { <urn:a> <urn:b> <urn:d> }",
+                           headers={"Content-Type": "application/sparql-update",
+                                    "Authorization": "Bearer t"})
+        assert write.status_code == 503 and write.text.startswith("error: server busy")
+    finally:
+        for sock in crowd:
+            sock.close()
+        process.terminate()
+        process.wait(STARTUP_S)

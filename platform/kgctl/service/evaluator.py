@@ -42,7 +42,7 @@ from kgctl.service.framing import (
     request_end,
 )
 from kgctl.service.protocol import may_write, needs_writer
-from kgctl.service.worker_state import WorkerState, generation
+from kgctl.service.worker_state import WorkerState, full, generation
 
 OPEN_ATTEMPTS = 10
 OPEN_RETRY_S = 0.02
@@ -52,6 +52,8 @@ WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_UNAVAILABLE = 503
+BUSY = simple_response(HTTP_UNAVAILABLE, b"error: server busy: too many connections; retry "
+                       b"later\n", keep_alive=False)
 
 
 def open_view(store_path: str) -> Store:
@@ -134,6 +136,13 @@ class QueryWorker:
             return  # another worker took it
         except OSError:
             return
+        if full(self._block):  # no room in the owning process: say so rather than drop it
+            with sock:
+                try:
+                    sock.send(BUSY)
+                except OSError:
+                    pass
+            return
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
@@ -154,6 +163,11 @@ class QueryWorker:
             if waiting == IDLE:
                 deadline = time.monotonic() + KEEP_ALIVE_S
             self._watch(Connection(sock, ident, waiting, deadline))
+        elif kind == "refuse":  # the owning process could not hold it
+            for connection in list(self._connections.values()):
+                if connection.ident == value:
+                    self._refuse(connection, HTTP_UNAVAILABLE, "server busy: too many "
+                                 "connections; retry later")
         elif kind == "release":  # give `value` connections back, idle ones first
             chosen = sorted(self._connections.values(), key=lambda c: c.waiting != IDLE)[:value]
             for connection in chosen:

@@ -84,7 +84,9 @@ class Server:
 
         workers = QueryWorkers(spawner, size=self.config.workers,
                                max_long=self.config.long_queries,
-                               timeout_s=self.config.timeout_s, take=take)
+                               timeout_s=self.config.timeout_s,
+                               header_timeout_s=self.config.header_timeout_s,
+                               body_timeout_s=self.config.body_timeout_s, take=take)
         try:
             await workers.start()
             self.started.set()

@@ -1,5 +1,6 @@
 """What each query worker tells the owning process without a message: a small shared memory
-block, a slot per worker, plus the store's change counter.
+block, a slot per worker, plus the store's change counter and whether the service is full
+(no room for another connection: workers answer new ones 503).
 
 A worker writes which connection's request it is answering, since when, its CPU time then
 and whether it has begun writing the response; the owning process reads that (freezing the
@@ -24,10 +25,12 @@ BUSY = struct.Struct("=qdd?")
 RETIRE = BUSY.size
 SLOT_BYTES = 32
 GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
+FULL = GENERATION.size  # then a byte the owning process sets while it holds all it may
+SLOTS_AT = 16
 
 
 def block_size(slots: int) -> int:
-    return GENERATION.size + slots * SLOT_BYTES
+    return SLOTS_AT + slots * SLOT_BYTES
 
 
 def states_block(slots: int, fd: int = -1) -> mmap.mmap:
@@ -43,9 +46,17 @@ def bump_generation(block: mmap.mmap) -> None:
     GENERATION.pack_into(block, 0, generation(block) + 1)
 
 
+def full(block: mmap.mmap) -> bool:
+    return bool(block[FULL])
+
+
+def set_full(block: mmap.mmap, value: bool) -> None:
+    block[FULL] = value
+
+
 class WorkerState:
     def __init__(self, block: mmap.mmap, slot: int) -> None:
-        self._block, self._at = block, GENERATION.size + slot * SLOT_BYTES
+        self._block, self._at = block, SLOTS_AT + slot * SLOT_BYTES
 
     def begin(self, connection: int, started: float, cpu_s: float) -> None:
         BUSY.pack_into(self._block, self._at, connection, started, cpu_s, False)

@@ -20,7 +20,9 @@ the worker's state is what the worker is doing.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
+import resource
 import signal
 import socket
 import time
@@ -32,10 +34,14 @@ from kgctl.service import messages
 from kgctl.service.exchange import simple_response
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import WorkerState
+from kgctl.service.worker_state import WorkerState, full, set_full
 
+HTTP_REQUEST_TIMEOUT = 408
 HTTP_SERVER_ERROR = 500
 IDLE = "idle"
+SPARE_DESCRIPTORS = 256
+ROOM_HYSTERESIS = 64
+EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 TICK_S = 0.01  # how often the workers' states are looked at
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
@@ -168,12 +174,15 @@ class QueryWorkers:
     `take` receives the connections whose request must be answered by this process."""
 
     def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float,
-                 take: Take) -> None:
+                 header_timeout_s: float, body_timeout_s: float, take: Take) -> None:
         self._spawner, self._size, self._max_long = spawner, size, max_long
         self._timeout_s, self._take = timeout_s, take
+        self._waits = {"head": header_timeout_s, "body": body_timeout_s}
         self._all: set[Worker] = set()
         self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
         self._clocks: dict[int, Clock] = {}  # the last wait each worker told of
+        self._slow: list[tuple[float, int]] = []  # (deadline, connection) of HEAD/BODY waits
+        self._cap = connection_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self._homeless: list[int] = []  # connections waiting for a worker to start
         self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
@@ -200,38 +209,92 @@ class QueryWorkers:
         self._rehome(ident)
 
     def drop(self, ident: int) -> None:
-        sock, _ = self._held.pop(ident, (None, None))
-        self._clocks.pop(ident, None)
+        sock = self._forget(ident)
         if sock is not None:
             _shut(sock)
+
+    # room: every connection costs a descriptor here and one in a worker
+
+    def _clock(self, clock: Clock) -> None:
+        ident, waiting, deadline = clock
+        if ident in self._held:
+            self._clocks[ident] = clock
+            if waiting != IDLE:
+                heapq.heappush(self._slow, (deadline - self._waits[waiting], ident))
+
+    def _make_room(self) -> None:
+        """At the cap, end the connections slowest to send their request (408; only those
+        waiting at least EVICT_AFTER_S); when none is, workers answer new connections 503
+        until there is room."""
+        was_full = full(self._spawner.block)
+        room = self._cap - ROOM_HYSTERESIS if was_full else self._cap
+        while len(self._held) >= room:
+            victim = self._slowest()
+            if victim is None:
+                break
+            sock, worker = self._held[victim]
+            if worker is not None:
+                worker.connections.discard(victim)
+            self._forget(victim)
+            _say(sock, simple_response(HTTP_REQUEST_TIMEOUT, b"error: request not received "
+                                       b"in time (the server is full)\n", keep_alive=False))
+            _shut(sock)
+        if (len(self._held) >= room) != was_full:
+            set_full(self._spawner.block, not was_full)
+
+    def _slowest(self) -> int | None:
+        """The connection that began waiting for its request first, if long enough ago."""
+        while self._slow:
+            started, ident = self._slow[0]
+            if not self._still_slow(started, ident):
+                heapq.heappop(self._slow)
+            elif time.monotonic() - started < EVICT_AFTER_S:
+                return None
+            else:
+                heapq.heappop(self._slow)
+                return ident
+        return None
+
+    def _still_slow(self, started: float, ident: int) -> bool:
+        clock = self._clocks.get(ident)
+        return clock is not None and clock[1] != IDLE and self._held[ident][1] is not None \
+            and clock[2] - self._waits[clock[1]] == started
+
+    def _forget(self, ident: int) -> socket.socket | None:
+        sock, _ = self._held.pop(ident, (None, None))
+        self._clocks.pop(ident, None)
+        if len(self._slow) > 4 * len(self._held) + 64:  # drop what no longer counts
+            self._slow = [(s, i) for s, i in self._slow if self._still_slow(s, i)]
+            heapq.heapify(self._slow)
+        return sock
 
     # what workers say
 
     def told(self, worker: Worker, value, fds: list[int]) -> None:
         kind, about = value
         if kind == "opened":
-            if not fds:  # out of descriptors: the worker serves it, nothing can move it
-                return
             ident = about[0]
-            self._held[ident], self._clocks[ident] = (socket.socket(fileno=fds[0]), worker), about
+            if not fds:  # no descriptor left here: it cannot be moved or written to
+                worker.ask("refuse", ident)
+                return
+            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
+            self._clock(about)
             worker.connections.add(ident)
             if worker.long or not worker.alive:  # it will not serve it again
                 self._rehome(ident)
+            self._make_room()
         elif kind == "waiting":
-            if about[0] in self._held:
-                self._clocks[about[0]] = about
+            self._clock(about)
         elif kind == "closed":
             worker.connections.discard(about)
-            self._clocks.pop(about, None)
-            sock, _ = self._held.pop(about, (None, None))
+            sock = self._forget(about)
             if sock is not None:
                 sock.close()
         elif kind == "released":
             worker.releasing = False
             for clock in about:
                 worker.connections.discard(clock[0])
-                if clock[0] in self._held:
-                    self._clocks[clock[0]] = clock
+                self._clock(clock)
                 self._rehome(clock[0])
         elif kind == "take":
             ident = about[0]
@@ -251,8 +314,7 @@ class QueryWorkers:
         if worker.long:
             self._long -= 1
         if ident in self._held and self._held[ident][1] is worker:
-            sock, _ = self._held.pop(ident)
-            self._clocks.pop(ident, None)
+            sock = self._forget(ident)
             worker.connections.discard(ident)
             if not writing:
                 problem = worker.problem
@@ -274,6 +336,7 @@ class QueryWorkers:
                 if worker.alive and not worker.acting and worker.ready.done():
                     await self._check(worker, now)
             self._balance()
+            self._make_room()
 
     def _balance(self) -> None:
         """Ask the worker with the most connections to give some to the one with the least
@@ -373,6 +436,16 @@ class QueryWorkers:
         task = asyncio.ensure_future(job)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def connection_cap(descriptors: int) -> int:
+    """Connections held at most with `descriptors` (the owning process's limit): the rest is
+    kept for the store's files, the workers' sockets and the answers being written.
+
+    >>> connection_cap(1024), connection_cap(20000)
+    (768, 18750)
+    """
+    return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
 
 
 def _stat(pid: int) -> list[str]:
