@@ -42,11 +42,12 @@ from kgctl.service.framing import (
     request_end,
 )
 from kgctl.service.protocol import may_write, needs_writer
-from kgctl.service.worker_state import WorkerState, full, generation
+from kgctl.service.worker_state import WorkerState, full, generation, watched
 
 OPEN_ATTEMPTS = 10
 OPEN_RETRY_S = 0.02
 RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
+WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
 HTTP_BAD_REQUEST = 400
@@ -108,7 +109,12 @@ class QueryWorker:
         self._state.clear()
 
     def _open_app(self):
-        return create_app(Dataset(open_view(self._path), Path(self._path)), self._config)
+        return create_app(Dataset(open_view(self._path), Path(self._path)), self._config,
+                          healthy=self._watched)
+
+    def _watched(self) -> bool:
+        """Whether the owning process's watchdog ran lately (else deadlines go unenforced)."""
+        return time.monotonic() - watched(self._block) < WATCH_STALE_S
 
     def serve(self) -> None:
         """Serve until the owning process closes the control socket or retires this worker."""

@@ -21,6 +21,7 @@ from kgctl.service.workers import SLOTS, Clock, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
+STOP_GRACE_S = 5.0  # how long a stop waits for an update that runs
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -48,6 +49,7 @@ class Server:
         self.started = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self.write_ended = True  # False: stopped while an update ran (it was not committed)
 
     def run(self, listener: socket.socket) -> None:
         uvloop.run(self.serve(listener))
@@ -96,4 +98,4 @@ class Server:
                 task.cancel()
             await workers.close()
             spawner.close()
-            writer.close()
+            self.write_ended = writer.close(STOP_GRACE_S)

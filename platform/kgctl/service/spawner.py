@@ -42,7 +42,8 @@ class Spawner:
         # the config (with the update token) goes through a pipe, never the command line
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kgctl.service.spawner", store_path, *map(str, fds),
-             str(slots)], pass_fds=fds, stdin=subprocess.PIPE)
+             str(slots)], pass_fds=fds, stdin=subprocess.PIPE,
+            start_new_session=True)  # Ctrl-C stops the service; the workers end with it
         assert self._process.stdin is not None
         with self._process.stdin as pipe:
             pipe.write(config.model_dump_json().encode())

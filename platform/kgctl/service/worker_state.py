@@ -1,6 +1,7 @@
 """What each query worker tells the owning process without a message: a small shared memory
-block, a slot per worker, plus the store's change counter and whether the service is full
-(no room for another connection: workers answer new ones 503).
+block, a slot per worker, plus the store's change counter, when the owning process last
+watched the workers (its watchdog's heartbeat, for ``/healthz``) and whether the service is
+full (no room for another connection: workers answer new ones 503).
 
 A worker writes which connection's request it is answering, since when, its CPU time then
 and whether it has begun writing the response; the owning process reads that (freezing the
@@ -25,8 +26,9 @@ BUSY = struct.Struct("=qdd?")
 RETIRE = BUSY.size
 SLOT_BYTES = 32
 GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
-FULL = GENERATION.size  # then a byte the owning process sets while it holds all it may
-SLOTS_AT = 16
+WATCHED = struct.Struct("=d")  # at 8: time.monotonic() of the watchdog's last round
+FULL = 16  # a byte the owning process sets while it holds all the connections it may
+SLOTS_AT = 32
 
 
 def block_size(slots: int) -> int:
@@ -44,6 +46,14 @@ def generation(block: mmap.mmap) -> int:
 
 def bump_generation(block: mmap.mmap) -> None:
     GENERATION.pack_into(block, 0, generation(block) + 1)
+
+
+def watched(block: mmap.mmap) -> float:
+    return WATCHED.unpack_from(block, GENERATION.size)[0]
+
+
+def mark_watched(block: mmap.mmap, now: float) -> None:
+    WATCHED.pack_into(block, GENERATION.size, now)
 
 
 def full(block: mmap.mmap) -> bool:

@@ -25,7 +25,9 @@ import os
 import resource
 import signal
 import socket
+import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -34,13 +36,16 @@ from kgctl.service import messages
 from kgctl.service.exchange import simple_response
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import WorkerState, full, set_full
+from kgctl.service.worker_state import WorkerState, full, mark_watched, set_full
 
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_SERVER_ERROR = 500
 IDLE = "idle"
 SPARE_DESCRIPTORS = 256
 ROOM_HYSTERESIS = 64
+STOPPED_S = 1.0  # a worker stopped this long by someone else is ended
+STOPPED_CHECK_EVERY = 10  # ticks
+RETRY_S = 1.0  # a worker that failed to start is tried again after this
 EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 TICK_S = 0.01  # how often the workers' states are looked at
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
@@ -68,6 +73,7 @@ class Worker:
         self.ready: asyncio.Future[None] = self._loop.create_future()
         self.connections: set[int] = set()
         self.long = self.acting = self.releasing = False
+        self.stopped_since: float | None = None  # seen stopped (not by us) since then
         self.alive = True
         self.problem = CRASHED  # what its current request is answered if it ends
         # orders wait here while the worker's socket is full (a busy worker reads none)
@@ -187,11 +193,15 @@ class QueryWorkers:
         self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
         self._background: set[asyncio.Future] = set()
+        self._watching: asyncio.Future | None = None
         self._closing = False
 
     async def start(self) -> None:
+        mark_watched(self._spawner.block, time.monotonic())
         await asyncio.gather(*(self._add() for _ in range(self._size)))
-        self._start(self._watch())
+        self._watching = asyncio.ensure_future(self._watch())
+        self._background.add(self._watching)
+        self._watching.add_done_callback(self._finished)
 
     async def close(self) -> None:
         self._closing = True
@@ -329,14 +339,36 @@ class QueryWorkers:
     # watching
 
     async def _watch(self) -> None:
+        """Every tick: deadlines, long requests, balance, room; a round that fails is logged
+        and the next goes on (the heartbeat, which /healthz reads, only after a good one)."""
+        rounds = 0
         while True:
             await asyncio.sleep(TICK_S)
-            now = time.monotonic()
-            for worker in list(self._all):
-                if worker.alive and not worker.acting and worker.ready.done():
-                    await self._check(worker, now)
-            self._balance()
-            self._make_room()
+            rounds += 1
+            try:
+                now = time.monotonic()
+                for worker in list(self._all):
+                    if worker.alive and not worker.acting and worker.ready.done():
+                        await self._check(worker, now)
+                        if rounds % STOPPED_CHECK_EVERY == 0:
+                            self._check_stopped(worker, now)
+                self._balance()
+                self._make_room()
+            except Exception:  # a fault of ours: deadlines must still be enforced
+                traceback.print_exc(file=sys.stderr)
+            else:
+                mark_watched(self._spawner.block, time.monotonic())
+
+    def _check_stopped(self, worker: Worker, now: float) -> None:
+        """A worker stopped by someone else (SIGSTOP) for STOPPED_S is ended: its connections
+        move on."""
+        fields = _stat(worker.pid)
+        if not fields or fields[0] not in "tT":
+            worker.stopped_since = None
+        elif worker.stopped_since is None:
+            worker.stopped_since = now
+        elif now - worker.stopped_since >= STOPPED_S:
+            worker.kill()
 
     def _balance(self) -> None:
         """Ask the worker with the most connections to give some to the one with the least
@@ -435,7 +467,16 @@ class QueryWorkers:
     def _start(self, job) -> None:
         task = asyncio.ensure_future(job)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Future) -> None:
+        """A background job ended: a failed one is logged; a failed start is tried again."""
+        self._background.discard(task)
+        if task.cancelled() or task.exception() is None or self._closing:
+            return
+        traceback.print_exception(task.exception(), file=sys.stderr)
+        if task is not self._watching:
+            asyncio.get_running_loop().call_later(RETRY_S, self._start, self._add())
 
 
 def connection_cap(descriptors: int) -> int:
