@@ -80,7 +80,7 @@ DIRECT_PATHS = frozenset({"/query", "/sparql", "/update"})
 
 
 class Writer:
-    """The owning process's one writer thread; `on_change` runs after every write (query
+    """The owning process's one writer thread; `on_change` runs in it after every write (query
     workers must reopen their view)."""
 
     def __init__(self, on_change: Callable[[], None]) -> None:
@@ -89,9 +89,12 @@ class Writer:
         self._running: Future | None = None
 
     async def run(self, change: Callable[[], T]) -> T:
-        self._running = self._pool.submit(change)
+        self._running = self._pool.submit(self._apply, change)
+        return await asyncio.wrap_future(self._running)
+
+    def _apply(self, change: Callable[[], T]) -> T:
         try:
-            return await asyncio.wrap_future(self._running)
+            return change()
         finally:
             self._on_change()
 

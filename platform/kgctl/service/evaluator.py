@@ -42,6 +42,7 @@ from kgctl.service.framing import (
     request_end,
 )
 from kgctl.service.protocol import may_write, needs_writer
+from kgctl.service.views import view_path
 from kgctl.service.worker_state import WorkerState, full, generation, watched
 
 OPEN_ATTEMPTS = 10
@@ -57,11 +58,12 @@ BUSY = simple_response(HTTP_UNAVAILABLE, b"error: server busy: too many connecti
                        b"later\n", keep_alive=False)
 
 
-def open_view(store_path: str) -> Store:
-    """A read-only view; retried, since the writer may be switching files while it opens."""
+def open_view(views: str, generation: int) -> Store:
+    """The checkpoint of `generation` in the directory `views`, read-only
+    (kgctl.service.views); retried, in case the writer is making a newer one."""
     for attempt in range(OPEN_ATTEMPTS):
         try:
-            return Store.read_only(store_path)
+            return Store.read_only(str(view_path(views, generation)))
         except OSError:
             if attempt == OPEN_ATTEMPTS - 1:
                 raise
@@ -91,10 +93,10 @@ class Connection:
 
 class QueryWorker:
     def __init__(self, control: socket.socket, listener: socket.socket, block: mmap.mmap,
-                 slot: int, store_path: str, config: ServiceConfig) -> None:
+                 slot: int, views: str, config: ServiceConfig) -> None:
         self._control, self._listener = control, listener
         self._block, self._state = block, WorkerState(block, slot)
-        self._path, self._config = store_path, config
+        self._views, self._config = views, config
         self._epoll = select.epoll()
         self._connections: dict[int, Connection] = {}
         self._timers: list[tuple[float, int, int, int]] = []
@@ -105,11 +107,12 @@ class QueryWorker:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         self._seen = generation(block)
-        self._app = self._open_app()
+        self._app = self._open_app(self._seen)
         self._state.clear()
 
-    def _open_app(self):
-        return create_app(Dataset(open_view(self._path), Path(self._path)), self._config,
+    def _open_app(self, seen: int):
+        view = open_view(self._views, seen)
+        return create_app(Dataset(view, Path(self._views)), self._config,
                           healthy=self._watched)
 
     def _watched(self) -> bool:
@@ -284,12 +287,12 @@ class QueryWorker:
         return end
 
     def _reopen_if_changed(self) -> bool:
-        """Open a new view if the store changed; False if that failed (the writer may be
-        switching files: the next request tries again)."""
+        """Open the newest view if the store changed; False if that failed (the next request
+        tries again)."""
         if generation(self._block) != self._seen:
             seen = generation(self._block)
             try:
-                self._app = self._open_app()
+                self._app = self._open_app(seen)
             except OSError:
                 return False
             self._seen = seen
@@ -394,5 +397,5 @@ def _address(address) -> tuple[str, int] | None:
 
 
 def serve(control: socket.socket, listener: socket.socket, block: mmap.mmap, slot: int,
-          store_path: str, config: ServiceConfig) -> None:
-    QueryWorker(control, listener, block, slot, store_path, config).serve()
+          views: str, config: ServiceConfig) -> None:
+    QueryWorker(control, listener, block, slot, views, config).serve()

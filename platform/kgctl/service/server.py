@@ -16,12 +16,14 @@ from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import bump_generation
+from kgctl.service.views import Views
+from kgctl.service.worker_state import bump_generation, generation
 from kgctl.service.workers import SLOTS, Clock, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
 STOP_GRACE_S = 5.0  # how long a stop waits for an update that runs
+VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -67,8 +69,15 @@ class Server:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self._loop.add_signal_handler(signum, self._stopping.set)
-        spawner = Spawner(str(self.dataset.path), self.config, listener, SLOTS)
-        writer = Writer(on_change=lambda: bump_generation(spawner.block))
+        views = Views(self.dataset, keep_s=self.config.timeout_s + VIEW_GRACE_S)
+        views.take(0)
+        spawner = Spawner(str(views.root), self.config, listener, SLOTS)
+
+        def changed() -> None:  # in the writer thread, after each write
+            views.take(generation(spawner.block) + 1)
+            bump_generation(spawner.block)
+
+        writer = Writer(on_change=changed)
         app = create_app(self.dataset, self.config, writer)
         tasks: set[asyncio.Task] = set()
 
@@ -99,3 +108,5 @@ class Server:
             await workers.close()
             spawner.close()
             self.write_ended = writer.close(STOP_GRACE_S)
+            if self.write_ended:
+                views.close()
