@@ -7,6 +7,7 @@ import asyncio
 import resource
 import signal
 import socket
+import sys
 import threading
 
 import uvloop
@@ -44,6 +45,9 @@ class Server:
     the main thread)."""
 
     def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
+        if not sys.platform.startswith("linux"):
+            raise StoreError("kgctl serve runs on Linux only (its workers use pidfd, memfd and "
+                             "descriptor passing); run the Docker image elsewhere")
         if dataset.path is None:
             raise StoreError("the service needs a store directory (its workers open it "
                              "read-only)")
