@@ -21,8 +21,8 @@ from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server, sample_store
 
 from kgctl.service.config import ServiceConfig
+from kgctl.service.room import Room
 from kgctl.service.server import STOP_GRACE_S
-from kgctl.service.workers import QueryWorkers
 
 TIMEOUT_S = 0.5
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
@@ -420,7 +420,7 @@ def test_a_failing_watchdog_round_keeps_deadlines_and_fails_healthz(
     def broken(self) -> None:
         raise RuntimeError("a fault in the watchdog")
 
-    monkeypatch.setattr(QueryWorkers, "_make_room", broken)
+    monkeypatch.setattr(Room, "make_room", broken)
     with live_server(store, ServiceConfig(timeout_s=TIMEOUT_S, workers=2)) as base:
         started = time.monotonic()
         answer = httpx.get(f"{base}/query", params={"query": RUNAWAY}, timeout=READ_S)

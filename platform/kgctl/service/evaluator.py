@@ -45,8 +45,6 @@ from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
 from kgctl.service.worker_state import WorkerState, full, generation, watched
 
-OPEN_ATTEMPTS = 10
-OPEN_RETRY_S = 0.02
 RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
 WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
@@ -59,16 +57,9 @@ BUSY = simple_response(HTTP_UNAVAILABLE, b"error: server busy: too many connecti
 
 
 def open_view(views: str, generation: int) -> Store:
-    """The checkpoint of `generation` in the directory `views`, read-only
-    (kgctl.service.views); retried, in case the writer is making a newer one."""
-    for attempt in range(OPEN_ATTEMPTS):
-        try:
-            return Store.read_only(str(view_path(views, generation)))
-        except OSError:
-            if attempt == OPEN_ATTEMPTS - 1:
-                raise
-            time.sleep(OPEN_RETRY_S)
-    raise AssertionError("unreachable")
+    """The checkpoint of `generation` in the directory `views`, read-only: complete before its
+    generation was published, and never written (kgctl.service.views)."""
+    return Store.read_only(str(view_path(views, generation)))
 
 
 IDLE, HEAD, BODY = "idle", "head", "body"  # what a connection is waiting for

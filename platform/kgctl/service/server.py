@@ -18,8 +18,9 @@ from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.spawner import Spawner
 from kgctl.service.views import Views
+from kgctl.service.worker_handle import Clock
 from kgctl.service.worker_state import bump_generation, generation
-from kgctl.service.workers import SLOTS, Clock, QueryWorkers
+from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048

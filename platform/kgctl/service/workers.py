@@ -20,159 +20,30 @@ the worker's state is what the worker is doing.
 from __future__ import annotations
 
 import asyncio
-import heapq
-import os
 import resource
-import signal
 import socket
 import sys
 import time
 import traceback
-from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 
 from kgctl.service import messages
 from kgctl.service.exchange import simple_response
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
+from kgctl.service.room import IDLE, Room, say, shut
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import WorkerState, full, mark_watched, set_full
+from kgctl.service.worker_handle import TICK_S, Clock, Worker, stat
+from kgctl.service.worker_state import WorkerState, mark_watched
 
-HTTP_REQUEST_TIMEOUT = 408
-HTTP_SERVER_ERROR = 500
-IDLE = "idle"
-SPARE_DESCRIPTORS = 256
-ROOM_HYSTERESIS = 64
 STOPPED_S = 1.0  # a worker stopped this long by someone else is ended
 STOPPED_CHECK_EVERY = 10  # ticks
 RETRY_S = 1.0  # a worker that failed to start is tried again after this
-EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
-TICK_S = 0.01  # how often the workers' states are looked at
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
 COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as computing
-LONG_NICENESS = 10  # long requests yield the cores to short ones
-FREEZE_S = 1.0  # longest wait for a worker to stop before trying again later
 START_S = 60.0
 SLOTS = 4096
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
-                      "the query")
-Clock = tuple[int, str, float]  # a connection, what it waits for (idle, head, body), until when
 Take = Callable[[Clock, socket.socket], None]
-
-
-class Worker:
-    """This process's end of one worker process."""
-
-    def __init__(self, pid: int, sock: socket.socket, state: WorkerState, slot: int,
-                 pool: QueryWorkers) -> None:
-        self.pid, self.slot, self.state, self._sock, self._pool = pid, slot, state, sock, pool
-        self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
-        self._loop = asyncio.get_running_loop()
-        self.ready: asyncio.Future[None] = self._loop.create_future()
-        self.connections: set[int] = set()
-        self.long = self.acting = self.releasing = False
-        self.stopped_since: float | None = None  # seen stopped (not by us) since then
-        self.alive = True
-        self.problem = CRASHED  # what its current request is answered if it ends
-        # orders wait here while the worker's socket is full (a busy worker reads none)
-        self._outbox: deque[tuple[tuple, socket.socket | None]] = deque()
-        sock.setblocking(False)
-        self._loop.add_reader(sock.fileno(), self._readable)
-
-    def _readable(self) -> None:
-        while True:
-            try:
-                message = messages.receive(self._sock)
-            except BlockingIOError:
-                return
-            except OSError:
-                message = None
-            if message is None:
-                self._loop.remove_reader(self._sock.fileno())
-                self._loop.remove_writer(self._sock.fileno())
-                self._outbox.clear()
-                self._sock.close()
-                self.alive = False
-                if not self.ready.done():
-                    self.ready.set_exception(ConnectionError("the query worker stopped"))
-                self._pool.ended(self)
-                return
-            value, fds = message
-            if not self.ready.done():
-                self.ready.set_result(None)
-            else:
-                self._pool.told(self, value, fds)
-
-    def adopt(self, clock: Clock, sock: socket.socket) -> None:
-        self.ask("adopt", clock, sock)
-        self.connections.add(clock[0])
-
-    def ask(self, kind: str, value, sock: socket.socket | None = None) -> None:
-        """Send an order (with a connection); queued while the worker's socket is full."""
-        self._outbox.append(((kind, value), sock))
-        if len(self._outbox) == 1:
-            self._flush()
-
-    def _flush(self) -> None:
-        while self._outbox:
-            order, sock = self._outbox[0]
-            try:
-                if sock is None or sock.fileno() >= 0:  # a connection closed since: skipped
-                    messages.send(self._sock, order, [sock.fileno()] if sock else [])
-            except BlockingIOError:
-                self._loop.add_writer(self._sock.fileno(), self._flush)
-                return
-            except OSError:  # it ended: its end moves its connections on
-                self._outbox.clear()
-                return
-            self._outbox.popleft()
-        self._loop.remove_writer(self._sock.fileno())
-
-    def cpu_s(self) -> float:
-        fields = _stat(self.pid)
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else float("inf")
-
-    async def freeze(self) -> bool:
-        """Stop the process (SIGSTOP) and wait until it is stopped; False if it ended."""
-        if not self._signal(signal.SIGSTOP):
-            return False
-        deadline = self._loop.time() + FREEZE_S
-        while self.alive and self._loop.time() < deadline:
-            fields = _stat(self.pid)
-            if not fields or fields[0] in "ZX":
-                return False
-            if fields[0] in "tT":
-                return True
-            await asyncio.sleep(TICK_S / 10)
-        self.thaw()
-        return False
-
-    def thaw(self) -> None:
-        self._signal(signal.SIGCONT)
-
-    def lower_priority(self) -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, self.pid, LONG_NICENESS)
-        except OSError:  # already gone: nothing to slow down
-            pass
-
-    def kill(self, problem: HttpProblem | None = None) -> None:
-        if problem is not None:
-            self.problem = problem
-        self._signal(signal.SIGKILL)
-
-    def close(self) -> None:
-        self.kill()
-        os.close(self._handle)
-
-    def _signal(self, signum: int) -> bool:
-        try:
-            signal.pidfd_send_signal(self._handle, signum)
-        except (ProcessLookupError, OSError):
-            return False
-        return True
 
 
 class QueryWorkers:
@@ -183,12 +54,9 @@ class QueryWorkers:
                  header_timeout_s: float, body_timeout_s: float, take: Take) -> None:
         self._spawner, self._size, self._max_long = spawner, size, max_long
         self._timeout_s, self._take = timeout_s, take
-        self._waits = {"head": header_timeout_s, "body": body_timeout_s}
         self._all: set[Worker] = set()
-        self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
-        self._clocks: dict[int, Clock] = {}  # the last wait each worker told of
-        self._slow: list[tuple[float, int]] = []  # (deadline, connection) of HEAD/BODY waits
-        self._cap = connection_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        self._room = Room(spawner.block, {"head": header_timeout_s, "body": body_timeout_s},
+                          resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self._homeless: list[int] = []  # connections waiting for a worker to start
         self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
@@ -209,74 +77,16 @@ class QueryWorkers:
             task.cancel()
         for worker in list(self._all):
             worker.close()
-        for sock, _ in self._held.values():
-            sock.close()
-        self._held.clear()
-        self._clocks.clear()
+        self._room.close()
 
     def give_back(self, ident: int) -> None:
         """A connection this process answered on may carry more requests: to a worker."""
         self._rehome(ident)
 
     def drop(self, ident: int) -> None:
-        sock = self._forget(ident)
+        sock = self._room.forget(ident)
         if sock is not None:
-            _shut(sock)
-
-    # room: every connection costs a descriptor here and one in a worker
-
-    def _clock(self, clock: Clock) -> None:
-        ident, waiting, deadline = clock
-        if ident in self._held:
-            self._clocks[ident] = clock
-            if waiting != IDLE:
-                heapq.heappush(self._slow, (deadline - self._waits[waiting], ident))
-
-    def _make_room(self) -> None:
-        """At the cap, end the connections slowest to send their request (408; only those
-        waiting at least EVICT_AFTER_S); when none is, workers answer new connections 503
-        until there is room."""
-        was_full = full(self._spawner.block)
-        room = self._cap - ROOM_HYSTERESIS if was_full else self._cap
-        while len(self._held) >= room:
-            victim = self._slowest()
-            if victim is None:
-                break
-            sock, worker = self._held[victim]
-            if worker is not None:
-                worker.connections.discard(victim)
-            self._forget(victim)
-            _say(sock, simple_response(HTTP_REQUEST_TIMEOUT, b"error: request not received "
-                                       b"in time (the server is full)\n", keep_alive=False))
-            _shut(sock)
-        if (len(self._held) >= room) != was_full:
-            set_full(self._spawner.block, not was_full)
-
-    def _slowest(self) -> int | None:
-        """The connection that began waiting for its request first, if long enough ago."""
-        while self._slow:
-            started, ident = self._slow[0]
-            if not self._still_slow(started, ident):
-                heapq.heappop(self._slow)
-            elif time.monotonic() - started < EVICT_AFTER_S:
-                return None
-            else:
-                heapq.heappop(self._slow)
-                return ident
-        return None
-
-    def _still_slow(self, started: float, ident: int) -> bool:
-        clock = self._clocks.get(ident)
-        return clock is not None and clock[1] != IDLE and self._held[ident][1] is not None \
-            and clock[2] - self._waits[clock[1]] == started
-
-    def _forget(self, ident: int) -> socket.socket | None:
-        sock, _ = self._held.pop(ident, (None, None))
-        self._clocks.pop(ident, None)
-        if len(self._slow) > 4 * len(self._held) + 64:  # drop what no longer counts
-            self._slow = [(s, i) for s, i in self._slow if self._still_slow(s, i)]
-            heapq.heapify(self._slow)
-        return sock
+            shut(sock)
 
     # what workers say
 
@@ -287,32 +97,32 @@ class QueryWorkers:
             if not fds:  # no descriptor left here: it cannot be moved or written to
                 worker.ask("refuse", ident)
                 return
-            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
-            self._clock(about)
+            self._room.held[ident] = (socket.socket(fileno=fds[0]), worker)
+            self._room.clock(about)
             worker.connections.add(ident)
             if worker.long or not worker.alive:  # it will not serve it again
                 self._rehome(ident)
-            self._make_room()
+            self._room.make_room()
         elif kind == "waiting":
-            self._clock(about)
+            self._room.clock(about)
         elif kind == "closed":
             worker.connections.discard(about)
-            sock = self._forget(about)
+            sock = self._room.forget(about)
             if sock is not None:
                 sock.close()
         elif kind == "released":
             worker.releasing = False
             for clock in about:
                 worker.connections.discard(clock[0])
-                self._clock(clock)
+                self._room.clock(clock)
                 self._rehome(clock[0])
         elif kind == "take":
             ident = about[0]
             worker.connections.discard(ident)
-            if ident in self._held:
-                sock, _ = self._held[ident]
-                self._held[ident] = (sock, None)
-                self._clocks.pop(ident, None)
+            if ident in self._room.held:
+                sock, _ = self._room.held[ident]
+                self._room.held[ident] = (sock, None)
+                self._room.clocks.pop(ident, None)
                 self._take(about, sock)
 
     def ended(self, worker: Worker) -> None:
@@ -323,14 +133,14 @@ class QueryWorkers:
         self._free_slots.append(worker.slot)
         if worker.long:
             self._long -= 1
-        if ident in self._held and self._held[ident][1] is worker:
-            sock = self._forget(ident)
+        if ident in self._room.held and self._room.held[ident][1] is worker:
+            sock = self._room.forget(ident)
             worker.connections.discard(ident)
             if not writing:
                 problem = worker.problem
-                _say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
+                say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
                                            keep_alive=False))
-            _shut(sock)
+            shut(sock)
         for other in list(worker.connections):
             self._rehome(other)
         if not worker.long and not self._closing:
@@ -353,7 +163,7 @@ class QueryWorkers:
                         if rounds % STOPPED_CHECK_EVERY == 0:
                             self._check_stopped(worker, now)
                 self._balance()
-                self._make_room()
+                self._room.make_room()
             except Exception:  # a fault of ours: deadlines must still be enforced
                 traceback.print_exc(file=sys.stderr)
             else:
@@ -362,7 +172,7 @@ class QueryWorkers:
     def _check_stopped(self, worker: Worker, now: float) -> None:
         """A worker stopped by someone else (SIGSTOP) for STOPPED_S is ended: its connections
         move on."""
-        fields = _stat(worker.pid)
+        fields = stat(worker.pid)
         if not fields or fields[0] not in "tT":
             worker.stopped_since = None
         elif worker.stopped_since is None:
@@ -428,19 +238,19 @@ class QueryWorkers:
     # seats
 
     def _rehome(self, ident: int) -> None:
-        if ident not in self._held:
+        if ident not in self._room.held:
             return
-        sock, previous = self._held[ident]
+        sock, previous = self._room.held[ident]
         if previous is not None:
             previous.connections.discard(ident)
         seats = self._seats()
         if not seats:
-            self._held[ident] = (sock, None)
+            self._room.held[ident] = (sock, None)
             self._homeless.append(ident)
             return
         worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
-        self._held[ident] = (sock, worker)
-        worker.adopt(self._clocks.get(ident, (ident, IDLE, 0.0)), sock)
+        self._room.held[ident] = (sock, worker)
+        worker.adopt(self._room.clocks.get(ident, (ident, IDLE, 0.0)), sock)
 
     def _seats(self) -> list[Worker]:
         """The workers that take connections."""
@@ -479,35 +289,3 @@ class QueryWorkers:
             asyncio.get_running_loop().call_later(RETRY_S, self._start, self._add())
 
 
-def connection_cap(descriptors: int) -> int:
-    """Connections held at most with `descriptors` (the owning process's limit): the rest is
-    kept for the store's files, the workers' sockets and the answers being written.
-
-    >>> connection_cap(1024), connection_cap(20000)
-    (768, 18750)
-    """
-    return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
-
-
-def _stat(pid: int) -> list[str]:
-    """Fields of /proc/PID/stat after the command name (state first); empty once gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
-
-
-def _say(sock: socket.socket, data: bytes) -> None:
-    try:
-        sock.send(data)
-    except OSError:
-        pass
-
-
-def _shut(sock: socket.socket) -> None:
-    """End the connection for the client too (workers may hold descriptors of it)."""
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()
