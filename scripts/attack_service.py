@@ -7,8 +7,8 @@ no lost connection).
              refused 400, and the port never contacted
   moved      1,000 idle connections on one worker, moved at once when a long query retires it:
              how many are answered
-  large      an 8 MB answer on the 1,100th connection of one worker, read slowly: bytes
-             announced and delivered
+  large      an 8 MB answer on the 1,100th connection of one worker, read slowly (64 KB
+             buffer, pauses): bytes announced and delivered, and how long it took
   silent     25,000 silent connections (more than the 20,000 descriptors) while a fresh read
              and an authenticated write are sent every 0.2 s: their statuses, and how long the
              last silent connection stayed open past the header timeout
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import resource
 import signal
 import socket
@@ -219,7 +220,8 @@ def large(tmp: Path, before: int = 1099) -> dict:
             sock.sendall(request("/healthz"))
         assert all(status_of(sock) == 200 for sock in idle)
         with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            started = time.monotonic()
             sock.sendall(request("/query?" + urlencode({"query": query}),
                                  "Accept: text/csv\r\n"))
             sock.settimeout(60)
@@ -236,10 +238,10 @@ def large(tmp: Path, before: int = 1099) -> dict:
                     break
                 body += chunk
                 reads += 1
-                if reads % 50 == 0:
-                    time.sleep(0.01)  # a slow reader
+                if reads % 4 == 0:
+                    time.sleep(0.005)  # a slow reader: the server's writes must wait
         return {"connection_number": before + 1, "announced_bytes": length,
-                "delivered_bytes": len(body)}
+                "delivered_bytes": len(body), "read_in_s": round(time.monotonic() - started, 2)}
     finally:
         for sock in idle:
             sock.close()
@@ -331,9 +333,10 @@ def _worker_loop(block_fd: int, seen: multiprocessing.Queue) -> None:
         state.begin(step, float(step), 0.0)
         state.writing()
         if state.retiring():
-            seen.put(step)
+            seen.put(step)  # seen; then wait until the owner clears it, and say so
             while state.retiring():
                 pass
+            seen.put(-step)
         state.end()
 
 
@@ -357,9 +360,12 @@ def retire(rounds: int = 10_000) -> dict:
             os.kill(worker.pid, signal.SIGCONT)
             try:
                 seen.get(timeout=1.0)
-            except Exception:
+            except queue.Empty:  # the order was lost: the worker never saw it
                 lost += 1
+                owner.clear()
+                continue
             owner.clear()
+            seen.get(timeout=10.0)  # the worker goes on
     finally:
         worker.kill()
         worker.join()
