@@ -14,7 +14,8 @@ no lost connection).
              last silent connection stayed open past the header timeout
   retire     10,000 rounds of a real worker process writing its state while the owner freezes
              it (SIGSTOP), sets the retire byte and thaws it: retire orders lost
-  writes     p50 latency of 200 small authenticated updates (each takes a checkpoint view)
+  writes     p50 latency of 200 small authenticated updates in a row, then of 50 pairs of an
+             update and a read that must see it (it waits for a checkpoint view)
 
 Run: python scripts/attack_service.py [part ...]   (all parts by default)
 """
@@ -44,6 +45,7 @@ from kgctl.service.seed import mop30_quads
 from kgctl.service.worker_state import WorkerState, states_block
 
 TOKEN = "attack-token"
+PAIRS = 50
 STARTUP_S = 60.0
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
 ASK = "ASK { GRAPH ?g { ?s ?p ?o } }"
@@ -385,12 +387,22 @@ def writes(tmp: Path, count: int = 200) -> dict:
                                               "Authorization": f"Bearer {TOKEN}"})
                 latencies.append(time.perf_counter() - started)
                 assert answer.status_code == 204
-            seen = client.get(f"http://127.0.0.1:{port}/query", params={
-                "query": f"ASK {{ <urn:w{count - 1}> ?p ?o }}"}, headers={
-                "Accept": "application/sparql-results+json"}).json()["boolean"]
+            pairs, seen = [], []
+            for i in range(PAIRS):  # a write, then a read that must see it
+                started = time.perf_counter()
+                client.post(f"http://127.0.0.1:{port}/update",
+                            content=f"INSERT DATA {{ <urn:r{i}> <urn:p> {i} }}",
+                            headers={"Content-Type": "application/sparql-update",
+                                     "Authorization": f"Bearer {TOKEN}"})
+                seen.append(client.get(f"http://127.0.0.1:{port}/query", params={
+                    "query": f"ASK {{ <urn:r{i}> ?p ?o }}"}, headers={
+                    "Accept": "application/sparql-results+json"}).json()["boolean"])
+                pairs.append(time.perf_counter() - started)
         return {"updates": count, "p50_ms": round(statistics.median(latencies) * 1000, 2),
                 "p90_ms": round(sorted(latencies)[int(count * 0.9)] * 1000, 2),
-                "last_write_seen_by_next_read": seen}
+                "write_then_read_pairs": PAIRS,
+                "pair_p50_ms": round(statistics.median(pairs) * 1000, 2),
+                "reads_seeing_their_write": sum(seen)}
     finally:
         stop(process)
 

@@ -87,9 +87,9 @@ class Dataset:
                 raise StoreError(f"update failed, nothing written: {exc}") from None
 
     def backup(self, target: Path) -> None:
-        """A consistent copy of the store in the new directory `target` (hard links)."""
-        with self._write_lock:
-            self._store.backup(str(target))
+        """A consistent copy of the store in the new directory `target` (hard links; writes
+        may go on meanwhile)."""
+        self._store.backup(str(target))
 
     def put_graph(self, graph: NamedNode | DefaultGraph,
                   documents: Sequence[tuple[RdfFormat, bytes]], *, base_iri: str,

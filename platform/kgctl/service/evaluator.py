@@ -43,9 +43,11 @@ from kgctl.service.framing import (
 )
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
-from kgctl.service.worker_state import WorkerState, full, generation, watched
+from kgctl.service.worker_state import WorkerState, full, generation, watched, written
 
 RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
+VIEW_WAIT_S = 10.0  # longest wait for a checkpoint holding the writes made (then 503)
+VIEW_POLL_S = 0.001
 WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
@@ -280,6 +282,12 @@ class QueryWorker:
     def _reopen_if_changed(self) -> bool:
         """Open the newest view if the store changed; False if that failed (the next request
         tries again)."""
+        wanted = written(self._block)
+        deadline = time.monotonic() + VIEW_WAIT_S
+        while generation(self._block) < wanted:  # a write this request must see
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(VIEW_POLL_S)
         if generation(self._block) != self._seen:
             seen = generation(self._block)
             try:

@@ -17,9 +17,9 @@ from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.spawner import Spawner
-from kgctl.service.views import Views
+from kgctl.service.views import Checkpoints, Views
 from kgctl.service.worker_handle import Clock
-from kgctl.service.worker_state import bump_generation, generation
+from kgctl.service.worker_state import bump_written
 from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
@@ -78,9 +78,11 @@ class Server:
         views.take(0)
         spawner = Spawner(str(views.root), self.config, listener, SLOTS)
 
+        checkpoints = Checkpoints(views, spawner.block)
+
         def changed() -> None:  # in the writer thread, after each write
-            views.take(generation(spawner.block) + 1)
-            bump_generation(spawner.block)
+            bump_written(spawner.block)
+            checkpoints.changed()
 
         writer = Writer(on_change=changed)
         app = create_app(self.dataset, self.config, writer)
@@ -114,4 +116,5 @@ class Server:
             spawner.close()
             self.write_ended = writer.close(STOP_GRACE_S)
             if self.write_ended:
+                checkpoints.close()
                 views.close()

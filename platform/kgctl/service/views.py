@@ -1,24 +1,31 @@
 """Read-only views of the store for the query workers: checkpoints that no process writes.
 
 pyoxigraph leaves reading a store directory while another process writes it undefined
-(``Store.read_only``), so workers never open the live store. After every write the writer
-thread takes a RocksDB checkpoint (``Store.backup``: hard links to the immutable table files,
-the memtable flushed first) into ``.<store>.views-<pid>-<random>/<generation>`` beside the
-store (hard links need the same file system), then bumps the generation in the workers'
-shared block; a worker opens the newest checkpoint before its next request. A checkpoint
-superseded longer ago than any request may run is deleted, the rest when the service stops
-(or, if it was killed, when the next one starts).
+(``Store.read_only``), so workers never open the live store. After writes a thread of its
+own takes a RocksDB checkpoint (``Store.backup``: hard links to the immutable table files, the
+memtable flushed first) into ``.<store>.views-<pid>-<random>/<writes>`` beside the store (hard
+links need the same file system), named by the count of writes it holds, and publishes it
+in the workers' shared block; writes made meanwhile wait for the next one (a burst of writes
+costs one checkpoint, and no write waits for one). A worker whose next request starts after
+a write waits until a checkpoint holds it (a client reads its own writes), then opens it.
+A checkpoint superseded longer ago than any request may run is deleted, the rest when the
+service stops (or, if it was killed, when the next one starts).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
+import sys
 import tempfile
+import threading
 import time
+import traceback
 from pathlib import Path
 
 from kgctl.service.dataset import Dataset
+from kgctl.service.worker_state import set_generation, written
 
 
 def view_path(root: str | Path, generation: int) -> Path:
@@ -63,3 +70,35 @@ def _running(pid: int) -> bool:
     except PermissionError:
         return True
     return pid > 0
+
+
+class Checkpoints:
+    """The thread that makes a view after writes: `changed()` after each write."""
+
+    def __init__(self, views: Views, block: mmap.mmap) -> None:
+        self._views, self._block = views, block
+        self._wake, self._stopping = threading.Event(), False
+        self._thread = threading.Thread(target=self._run, name="kgctl-views", daemon=True)
+        self._thread.start()
+
+    def changed(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            holds = written(self._block)
+            try:
+                self._views.take(holds)
+            except OSError:  # logged; the next write tries again (readers wait, then 503)
+                traceback.print_exc(file=sys.stderr)
+                continue
+            set_generation(self._block, holds)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()

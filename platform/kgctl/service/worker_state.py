@@ -25,9 +25,10 @@ import struct
 BUSY = struct.Struct("=qdd?")
 RETIRE = BUSY.size
 SLOT_BYTES = 32
-GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
+GENERATION = struct.Struct("=q")  # at 0: the newest checkpoint view (the writes it holds)
 WATCHED = struct.Struct("=d")  # at 8: time.monotonic() of the watchdog's last round
 FULL = 16  # a byte the owning process sets while it holds all the connections it may
+WRITTEN = 24  # a count of the writes made (GENERATION catches up when a checkpoint is made)
 SLOTS_AT = 32
 
 
@@ -44,8 +45,16 @@ def generation(block: mmap.mmap) -> int:
     return GENERATION.unpack_from(block)[0]
 
 
-def bump_generation(block: mmap.mmap) -> None:
-    GENERATION.pack_into(block, 0, generation(block) + 1)
+def set_generation(block: mmap.mmap, value: int) -> None:
+    GENERATION.pack_into(block, 0, value)
+
+
+def written(block: mmap.mmap) -> int:
+    return GENERATION.unpack_from(block, WRITTEN)[0]
+
+
+def bump_written(block: mmap.mmap) -> None:
+    GENERATION.pack_into(block, WRITTEN, written(block) + 1)
 
 
 def watched(block: mmap.mmap) -> float:
