@@ -9,9 +9,10 @@ measures, interleaving the two servers round by round:
   2. ``ASK {}`` throughput with 50 connections;
   3. the mixed read-out workload (read-out queries on every paper, the page's examples)
      throughput with 50 connections;
-then kgctl alone: 24 concurrent runaway queries (timeout 2 s) while a probe asks a cheap
-query every 0.1 s; the worst probe latency and, 10 s after the deadline, how many of kgctl's
-processes still burn CPU.
+then kgctl alone, with its default workers and again with 2 and 4 (fresh servers): 24
+concurrent runaway queries (timeout 2 s) while a probe asks a cheap query every 0.1 s; the
+worst probe latency and, 10 s after the deadline, how many of kgctl's processes still burn
+CPU. The load average before and after is printed (the machine may be shared).
 
 Run: python scripts/bench_service.py
 """
@@ -45,6 +46,7 @@ ROUNDS_READOUT = 30  # per read-out query and server
 THROUGHPUT_S = 3.0
 THROUGHPUT_REPEATS = 2  # interleaved kgctl, oxigraph, kgctl, oxigraph
 RUNAWAYS = 24
+BURST_WORKERS = (2, 4)
 TIMEOUT_S = 2.0
 PROBE_EVERY_S = 0.1
 CPU_GRACE_S = 10.0
@@ -243,20 +245,18 @@ def wait_ready(port: int, process: subprocess.Popen) -> None:
 
 def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen]]:
     quads = mop30_quads()
-    store = Store(str(tmp / "kgctl"))
-    store.extend(quads)
-    store.flush()
-    del store
+    for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS)):
+        store = Store(str(tmp / name))
+        store.extend(quads)
+        store.flush()
+        del store
     data = tmp / "mop30.nq"
     data.write_bytes(serialize(quads, format=RdfFormat.N_QUADS))
     subprocess.run(["oxigraph", "load", "--location", str(tmp / "oxigraph"), "--file", str(data)],
                    check=True, capture_output=True)
     ports = {"kgctl": free_port(), "oxigraph": free_port()}
     processes = {
-        "kgctl": subprocess.Popen(
-            [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
-             str(tmp / "kgctl"), "--port", str(ports["kgctl"]), "--timeout", str(TIMEOUT_S)],
-            stderr=subprocess.DEVNULL),
+        "kgctl": start_kgctl(tmp / "kgctl", ports["kgctl"]),
         "oxigraph": subprocess.Popen(
             ["oxigraph", "serve", "--location", str(tmp / "oxigraph"), "--bind",
              f"127.0.0.1:{ports['oxigraph']}"], stderr=subprocess.DEVNULL),
@@ -264,6 +264,24 @@ def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen
     for name, process in processes.items():
         wait_ready(ports[name], process)
     return ports, processes
+
+
+def start_kgctl(store: Path, port: int, *options: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+         str(store), "--port", str(port), "--timeout", str(TIMEOUT_S), *options],
+        stderr=subprocess.DEVNULL)
+
+
+async def burst_with_workers(tmp: Path, workers: int) -> dict:
+    port = free_port()
+    process = start_kgctl(tmp / f"kgctl-{workers}", port, "--workers", str(workers))
+    try:
+        wait_ready(port, process)
+        return await runaways(port, process.pid)
+    finally:
+        process.terminate()
+        process.wait(STARTUP_S)
 
 
 def readout_targets(papers: list[str]) -> dict[str, list[str]]:
@@ -278,7 +296,7 @@ def papers_of(quads) -> list[str]:
 
 
 async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
-                  papers: list[str]) -> dict:
+                  papers: list[str], tmp: Path) -> dict:
     readouts = readout_targets(papers)
     ask = [target("ASK {}")]
     await single_client(ports, ask * 20)  # warm both servers up
@@ -299,6 +317,8 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
         "ask_throughput_50_connections": await compare_throughput(ports, ask),
         "mixed_readout_throughput_50_connections": await compare_throughput(ports, mixed),
         "runaway_burst_kgctl": await runaways(ports["kgctl"], processes["kgctl"].pid),
+        **{f"runaway_burst_kgctl_{n}_workers": await burst_with_workers(tmp, n)
+           for n in BURST_WORKERS},
     }
 
 
@@ -307,12 +327,15 @@ def main() -> None:
         ports, processes = start_servers(Path(tmp))
         try:
             papers = papers_of(mop30_quads())
-            figures = uvloop.run(measure(ports, processes, papers))
+            load_before = os.getloadavg()
+            figures = uvloop.run(measure(ports, processes, papers, Path(tmp)))
         finally:
             for process in processes.values():
                 process.terminate()
                 process.wait(STARTUP_S)
-    figures["machine"] = {"cpus": os.cpu_count(), "papers": len(papers)}
+    figures["machine"] = {"cpus": os.cpu_count(), "papers": len(papers),
+                          "load_average_1_5_15_before": load_before,
+                          "load_average_1_5_15_after": os.getloadavg()}
     print(json.dumps(figures, indent=2))
 
 

@@ -4,6 +4,7 @@ busy with a long query, and a worker past its memory cap."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -37,8 +38,9 @@ def url(store: Store) -> Iterator[str]:
         yield base
 
 
-def responses(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
-    """`count` whole responses read from `sock`, in order."""
+def responses(sock: socket.socket, count: int, timeout: float | None = READ_S
+              ) -> list[tuple[int, bytes]]:
+    """`count` whole responses read from `sock`, in order (`timeout` None: the socket's)."""
     done: list[tuple[int, bytes]] = []
     body: list[bytes] = []
 
@@ -51,7 +53,8 @@ def responses(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
             body.clear()
 
     parser = httptools.HttpResponseParser(Parse())
-    sock.settimeout(READ_S)
+    if timeout is not None:
+        sock.settimeout(timeout)
     while len(done) < count:
         data = sock.recv(65536)
         assert data, f"connection closed after {len(done)} responses"
@@ -158,3 +161,98 @@ def test_a_query_past_the_worker_memory_cap_is_answered_500(store: Store) -> Non
         thread.join(READ_S)
         assert results == [500]
         assert httpx.get(f"{base}/query", params={"query": ASK}).status_code == 200
+
+
+IDLE_CONNECTIONS = 400
+
+
+def test_hundreds_of_idle_connections_moved_at_once_are_all_answered(url: str) -> None:
+    """With one worker, a long query moves every other connection to the worker that takes
+    its seat in one burst (more orders than the worker's socket holds); each must arrive, and
+    once closed none may stay open in the serving process (this test's own process)."""
+    before = len(os.listdir("/proc/self/fd"))
+    idle = [connect(url) for _ in range(IDLE_CONNECTIONS)]
+    try:
+        for sock in idle:
+            sock.sendall(request("GET", "/healthz"))
+        for sock in idle:
+            assert responses(sock, 1)[0][0] == 200
+        with connect(url) as runaway:
+            runaway.sendall(request("GET", "/query?" + urlencode({"query": RUNAWAY})))
+            for sock in idle:
+                sock.sendall(request("GET", "/query?" + urlencode({"query": ASK}),
+                                     Accept="application/sparql-results+json"))
+            deadline = time.monotonic() + TIMEOUT_S
+            answered = 0
+            for sock in idle:
+                sock.settimeout(max(0.05, deadline - time.monotonic()))
+                try:
+                    answered += responses(sock, 1, timeout=None)[0][0] == 200
+                except TimeoutError:
+                    pass
+            assert answered == IDLE_CONNECTIONS
+            assert responses(runaway, 1)[0][0] == 503
+    finally:
+        for sock in idle:
+            sock.close()
+    deadline = time.monotonic() + READ_S
+    while len(os.listdir("/proc/self/fd")) > before + 16 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(os.listdir("/proc/self/fd")) <= before + 16
+
+
+MOVE_HEADER_S, MOVE_BODY_S = 2.0, 3.0
+LATE_S = 0.6  # past its deadline a slow request is cut off within this (a busy machine)
+
+
+def test_slow_requests_keep_their_deadline_when_their_connection_moves(store: Store) -> None:
+    """A trickled head, a trickled body and a silent connection move to a new worker when a
+    long query retires theirs (one worker): their clocks go on, they do not start again."""
+    config = ServiceConfig(timeout_s=TIMEOUT_S, workers=1, header_timeout_s=MOVE_HEADER_S,
+                           body_timeout_s=MOVE_BODY_S)
+    with live_server(store, config) as base, connect(base) as head, connect(base) as body, \
+            connect(base) as silent, connect(base) as runaway:
+        started = time.monotonic()
+        head.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        body.sendall(request("POST", "/query", Content_Type="application/sparql-query",
+                             Content_Length="100"))
+        deadlines = {head: started + MOVE_HEADER_S, body: started + MOVE_BODY_S,
+                     silent: started + MOVE_HEADER_S}
+        ended: dict[socket.socket, tuple[float, bytes]] = {}
+        moved = False
+        for sock in deadlines:
+            sock.setblocking(False)
+        while len(ended) < len(deadlines) and time.monotonic() < started + TIMEOUT_S + 2:
+            if not moved and time.monotonic() > started + 1:  # retire their worker
+                runaway.sendall(request("GET", "/query?" + urlencode({"query": RUNAWAY})))
+                moved = True
+            for sock in deadlines:
+                if sock in ended:
+                    continue
+                try:
+                    ended[sock] = (time.monotonic(), sock.recv(4096))
+                    continue
+                except BlockingIOError:
+                    pass
+                if sock is not silent:
+                    try:
+                        sock.sendall(b"X" if sock is head else b" ")
+                    except OSError:
+                        pass
+            time.sleep(0.1)
+        for sock, deadline in deadlines.items():
+            assert sock in ended, "never cut off"
+            when, answer = ended[sock]
+            assert answer.startswith(b"HTTP/1.1 408") and deadline - 0.1 < when < deadline + LATE_S
+
+
+@pytest.mark.parametrize("authorization, status", [(None, 401), ("Bearer wrong", 403)])
+def test_a_large_upload_is_refused_on_its_head_without_the_token(
+        url: str, authorization: str | None, status: int) -> None:
+    """The body (50 MB announced, none sent) is never waited for, nor buffered."""
+    headers = {"Content_Type": "application/n-triples", "Content_Length": "50000000"}
+    if authorization:
+        headers["Authorization"] = authorization
+    with connect(url) as sock:
+        sock.sendall(request("PUT", "/store?graph=urn:x:large", **headers))
+        assert responses(sock, 1, timeout=5.0)[0][0] == status

@@ -4,6 +4,8 @@ results, foreign Host headers, and a burst of runaway queries (killed, cheap que
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +21,8 @@ from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server, sample_store
 
 from kgctl.service.config import ServiceConfig
+from kgctl.service.room import Room
+from kgctl.service.server import STOP_GRACE_S
 
 TIMEOUT_S = 0.5
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
@@ -35,6 +39,7 @@ BODY_TIMEOUT_S = 1.0
 # 8 rows, each a string doubled 20 times from 64 bytes: 537 MB if nothing stops it
 DOUBLINGS = 20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+READ_S = 30.0
 
 
 def concat_bomb() -> str:
@@ -278,3 +283,150 @@ def test_workers_end_with_a_killed_server(tmp_path: Path) -> None:
         assert time.monotonic() - started < STARTUP_S, "workers outlived the server"
         time.sleep(0.05)
     runaway.join(STARTUP_S)
+
+
+DESCRIPTORS = 600  # the served process's limit: room for about 340 connections
+CROWD = 400
+IDLE_CROWD = 600
+
+
+def start_serve(directory: Path, *args: str, descriptors: int | None = None
+                ) -> tuple[subprocess.Popen, str]:
+    """A `kgctl serve` process in its own session (as from a terminal) and its URL, once it
+    answers; its stderr is a pipe."""
+    def limit() -> None:
+        if descriptors:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
+         str(directory), "--port", str(port), *args], stderr=subprocess.PIPE,
+        preexec_fn=limit, start_new_session=True)
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz")
+            return process, f"http://127.0.0.1:{port}"
+        except httpx.TransportError:
+            assert process.poll() is None and time.monotonic() < deadline, "no server"
+            time.sleep(0.1)
+
+
+def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_dropped(
+        tmp_path: Path) -> None:
+    """More silent connections than descriptors allow: the oldest are cut off (408) so fresh
+    reads and writes are answered; when every connection is busy, new ones are answered 503
+    (never closed without a status)."""
+    sample_store(tmp_path)
+    process, url = start_serve(tmp_path, "--update-token", "t", descriptors=DESCRIPTORS)
+    port = int(url.rsplit(":", 1)[1])
+    crowd: list[socket.socket] = []
+    try:
+        crowd = [socket.create_connection(("127.0.0.1", port)) for _ in range(CROWD)]
+        time.sleep(1.0)  # silent for a second: only then may a connection be cut off for room
+        assert httpx.get(f"{url}/query", params={"query": PROBE}).status_code == 200
+        assert httpx.post(f"{url}/update", content="INSERT DATA { <urn:a> <urn:b> <urn:c> }",
+                          headers={"Content-Type": "application/sparql-update",
+                                   "Authorization": "Bearer t"}).status_code == 204
+        crowd[0].settimeout(READ_S)
+        assert crowd[0].recv(4096).startswith(b"HTTP/1.1 408")
+        for sock in crowd:
+            sock.close()
+        # now a crowd of idle keep-alive connections, which nothing may cut off
+        crowd = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE_CROWD)]
+        statuses = []
+        for sock in crowd:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            sock.settimeout(READ_S)
+            statuses.append(sock.recv(4096)[:12])
+        assert set(statuses) == {b"HTTP/1.1 200", b"HTTP/1.1 503"}
+        assert statuses[0] == b"HTTP/1.1 200"
+        write = httpx.post(f"{url}/update", content="INSERT DATA { <urn:a> <urn:b> <urn:d> }",
+                           headers={"Content-Type": "application/sparql-update",
+                                    "Authorization": "Bearer t"})
+        assert write.status_code == 503 and write.text.startswith("error: server busy")
+    finally:
+        for sock in crowd:
+            sock.close()
+        process.terminate()
+        process.wait(STARTUP_S)
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback(tmp_path: Path) -> None:
+    sample_store(tmp_path)
+    process, url = start_serve(tmp_path)
+    assert httpx.get(f"{url}/query", params={"query": PROBE}).status_code == 200
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, stderr = process.communicate(timeout=STARTUP_S)
+    assert process.returncode == 0 and b"Traceback" not in stderr
+
+
+def test_sigterm_stops_a_server_busy_with_an_update_which_is_not_applied(
+        tmp_path: Path) -> None:
+    sample_store(tmp_path)
+    process, url = start_serve(tmp_path, "--update-token", "t")
+    marker = "urn:kgctl:test:long-update"
+    update = (f"INSERT {{ <{marker}> <{marker}> ?n }} WHERE {{ SELECT (COUNT(*) AS ?n) "
+              "WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } } }")
+    sender = threading.Thread(target=lambda: pytest.raises(
+        httpx.TransportError, httpx.post, f"{url}/update", content=update, timeout=STARTUP_S,
+        headers={"Content-Type": "application/sparql-update", "Authorization": "Bearer t"}))
+    before = cpu_ticks(process.pid)
+    sender.start()
+    started = time.monotonic()
+    while cpu_ticks(process.pid) - before < CLOCK_TICKS // 2:  # the update is running
+        assert time.monotonic() - started < STARTUP_S, "the update did not start"
+        time.sleep(0.05)
+    stopping = time.monotonic()
+    process.terminate()
+    _, stderr = process.communicate(timeout=STARTUP_S)
+    assert time.monotonic() - stopping < STOP_GRACE_S + 3
+    assert b"not applied" in stderr and b"Traceback" not in stderr
+    sender.join(STARTUP_S)
+    assert not Store.read_only(str(tmp_path)).query(f"ASK {{ <{marker}> ?p ?o }}")
+
+
+def test_a_worker_stopped_by_sigstop_is_replaced_and_its_connections_answered(
+        store: Store) -> None:
+    before = set(descendants(os.getpid()))
+    with live_server(store, ServiceConfig(workers=1)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            sock.settimeout(READ_S)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+            spawner, = (pid for pid in set(descendants(os.getpid())) - before
+                        if parent(pid) == os.getpid())
+            worker, = (pid for pid in descendants(spawner) if parent(pid) == spawner)
+            started = time.monotonic()
+            while b"poll" not in Path(f"/proc/{worker}/wchan").read_bytes():  # idle
+                assert time.monotonic() - started < READ_S
+                time.sleep(0.01)
+            os.kill(worker, signal.SIGSTOP)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            started = time.monotonic()
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+            assert time.monotonic() - started < 5.0
+            assert not alive(worker)
+
+
+def parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_failing_watchdog_round_keeps_deadlines_and_fails_healthz(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self) -> None:
+        raise RuntimeError("a fault in the watchdog")
+
+    monkeypatch.setattr(Room, "make_room", broken)
+    with live_server(store, ServiceConfig(timeout_s=TIMEOUT_S, workers=2)) as base:
+        started = time.monotonic()
+        answer = httpx.get(f"{base}/query", params={"query": RUNAWAY}, timeout=READ_S)
+        assert answer.status_code == 503 and time.monotonic() - started < TIMEOUT_S + 2
+        started = time.monotonic()  # the heartbeat goes stale within 2 s
+        while (health := httpx.get(f"{base}/healthz")).status_code == 200:
+            assert time.monotonic() - started < READ_S
+            time.sleep(0.1)
+        assert health.status_code == 500 and "watchdog" in health.text

@@ -80,21 +80,35 @@ DIRECT_PATHS = frozenset({"/query", "/sparql", "/update"})
 
 
 class Writer:
-    """The owning process's one writer thread; `on_change` runs after every write (query
+    """The owning process's one writer thread; `on_change` runs in it after every write (query
     workers must reopen their view)."""
 
     def __init__(self, on_change: Callable[[], None]) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
         self._on_change = on_change
+        self._running: Future | None = None
 
     async def run(self, change: Callable[[], T]) -> T:
+        self._running = self._pool.submit(self._apply, change)
+        return await asyncio.wrap_future(self._running)
+
+    def _apply(self, change: Callable[[], T]) -> T:
         try:
-            return await asyncio.wrap_future(self._pool.submit(change))
+            return change()
         finally:
             self._on_change()
 
-    def close(self) -> None:
+    def close(self, grace_s: float) -> bool:
+        """Stop taking writes; whether the one running (if any) ended within `grace_s` (if
+        not, the process may exit under it: its transaction is then not committed)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._running is not None:
+            try:
+                self._running.exception(timeout=grace_s)
+            except TimeoutError:
+                return False
         self._pool.shutdown(wait=True)
+        return True
 
 
 class Service:
@@ -137,11 +151,11 @@ class Service:
         return self.config.base_iri or request_url(scope)
 
 
-def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = None
-               ) -> Handler:
+def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = None,
+               healthy: Callable[[], bool] = lambda: True) -> Handler:
     """The ASGI application serving `dataset`: in each query worker without a `writer` (it
     answers the reads), in the owning process with one (it answers what workers hand over:
-    the requests that change the store)."""
+    the requests that change the store). `/healthz` says ok while `healthy()`."""
     service = Service(dataset, config, writer)
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
@@ -189,7 +203,10 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
         return JSONResponse([p.model_dump() for p in dataset.papers()])
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        if healthy():
+            return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "the watchdog stopped: query deadlines are not "
+                             "enforced"}, status_code=HTTP_SERVER_ERROR)
 
     async def page(request: Request) -> Response:
         return FileResponse(YASGUI_PAGE if YASGUI_SCRIPT.exists() else PLAIN_PAGE)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -110,7 +112,12 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
                f"{'need the bearer token' if config.update_token else 'disabled'})", err=True)
     if not is_loopback(host):
         click.echo(f"warning: listening on {host}, reachable from other machines", err=True)
-    Server(dataset, config).run(listener)
+    server = Server(dataset, config)
+    server.run(listener)
+    if not server.write_ended:  # an update still runs: leave without it (nothing committed)
+        click.echo("kgctl serve: stopped while an update ran; it was not applied", err=True)
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def is_loopback(host: str) -> bool:

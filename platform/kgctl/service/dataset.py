@@ -86,6 +86,11 @@ class Dataset:
             except OSError as exc:
                 raise StoreError(f"update failed, nothing written: {exc}") from None
 
+    def backup(self, target: Path) -> None:
+        """A consistent copy of the store in the new directory `target` (hard links; writes
+        may go on meanwhile)."""
+        self._store.backup(str(target))
+
     def put_graph(self, graph: NamedNode | DefaultGraph,
                   documents: Sequence[tuple[RdfFormat, bytes]], *, base_iri: str,
                   replace: bool) -> bool:

@@ -42,52 +42,57 @@ from kgctl.service.framing import (
     request_end,
 )
 from kgctl.service.protocol import may_write, needs_writer
-from kgctl.service.worker_state import WorkerState, generation
+from kgctl.service.views import view_path
+from kgctl.service.worker_state import WorkerState, full, generation, watched, written
 
-OPEN_ATTEMPTS = 10
-OPEN_RETRY_S = 0.02
 RECEIVE_BUFFER = 2 * PEEK_BYTES  # so a whole request fits before anything is read
+VIEW_WAIT_S = 10.0  # longest wait for a checkpoint holding the writes made (then 503)
+VIEW_POLL_S = 0.001
+WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_UNAVAILABLE = 503
+BUSY = simple_response(HTTP_UNAVAILABLE, b"error: server busy: too many connections; retry "
+                       b"later\n", keep_alive=False)
 
 
-def open_view(store_path: str) -> Store:
-    """A read-only view; retried, since the writer may be switching files while it opens."""
-    for attempt in range(OPEN_ATTEMPTS):
-        try:
-            return Store.read_only(store_path)
-        except OSError:
-            if attempt == OPEN_ATTEMPTS - 1:
-                raise
-            time.sleep(OPEN_RETRY_S)
-    raise AssertionError("unreachable")
+def open_view(views: str, generation: int) -> Store:
+    """The checkpoint of `generation` in the directory `views`, read-only: complete before its
+    generation was published, and never written (kgctl.service.views)."""
+    return Store.read_only(str(view_path(views, generation)))
 
 
 IDLE, HEAD, BODY = "idle", "head", "body"  # what a connection is waiting for
+TIMED_OUT = {HEAD: "request headers not received in time",
+             BODY: "request body not received in time"}
 
 
 class Connection:
-    """A client connection this worker serves."""
+    """A client connection this worker serves. Its deadline travels with it: the owning
+    process knows it (from "opened", "waiting", "released" and "take") and hands it on."""
 
-    def __init__(self, sock: socket.socket, ident: int, waiting: str) -> None:
-        self.sock, self.ident, self.waiting = sock, ident, waiting
+    def __init__(self, sock: socket.socket, ident: int, waiting: str, deadline: float) -> None:
+        self.sock, self.ident, self.waiting, self.deadline = sock, ident, waiting, deadline
         self.client, self.server = _peer(sock), _address(sock.getsockname())
         self.continued = False  # 100 Continue sent for the request being received
         self.timer = 0  # which armed timer is current (older ones are ignored)
+        self.reported = waiting != IDLE  # the owning process knows of a HEAD or BODY wait
+
+    def clock(self) -> tuple[int, str, float]:
+        return self.ident, self.waiting or IDLE, self.deadline
 
 
 class QueryWorker:
     def __init__(self, control: socket.socket, listener: socket.socket, block: mmap.mmap,
-                 slot: int, store_path: str, config: ServiceConfig) -> None:
+                 slot: int, views: str, config: ServiceConfig) -> None:
         self._control, self._listener = control, listener
         self._block, self._state = block, WorkerState(block, slot)
-        self._path, self._config = store_path, config
+        self._views, self._config = views, config
         self._epoll = select.epoll()
         self._connections: dict[int, Connection] = {}
-        self._timers: list[tuple[float, int, int, int, bytes | None]] = []
+        self._timers: list[tuple[float, int, int, int]] = []
         self._ids = itertools.count(1)
         self._buffer = bytearray(PEEK_BYTES + 1)  # one buffer for every read: no allocation
         self._view = memoryview(self._buffer)
@@ -95,11 +100,17 @@ class QueryWorker:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         self._seen = generation(block)
-        self._app = self._open_app()
+        self._app = self._open_app(self._seen)
         self._state.clear()
 
-    def _open_app(self):
-        return create_app(Dataset(open_view(self._path), Path(self._path)), self._config)
+    def _open_app(self, seen: int):
+        view = open_view(self._views, seen)
+        return create_app(Dataset(view, Path(self._views)), self._config,
+                          healthy=self._watched)
+
+    def _watched(self) -> bool:
+        """Whether the owning process's watchdog ran lately (else deadlines go unenforced)."""
+        return time.monotonic() - watched(self._block) < WATCH_STALE_S
 
     def serve(self) -> None:
         """Serve until the owning process closes the control socket or retires this worker."""
@@ -127,12 +138,20 @@ class QueryWorker:
             return  # another worker took it
         except OSError:
             return
+        if full(self._block):  # no room in the owning process: say so rather than drop it
+            with sock:
+                try:
+                    sock.send(BUSY)
+                except OSError:
+                    pass
+            return
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-        ident = os.getpid() << 32 | next(self._ids)
-        messages.send(self._control, ("opened", ident), [sock.fileno()])
-        self._watch(Connection(sock, ident, HEAD))
+        connection = Connection(sock, os.getpid() << 32 | next(self._ids), HEAD,
+                                time.monotonic() + self._config.header_timeout_s)
+        messages.send(self._control, ("opened", connection.clock()), [sock.fileno()])
+        self._watch(connection)
 
     def _from_owner(self) -> bool:
         message = messages.receive(self._control)
@@ -142,19 +161,27 @@ class QueryWorker:
         if kind == "adopt":
             sock = socket.socket(fileno=fds[0])
             sock.setblocking(False)
-            self._watch(Connection(sock, value, IDLE))
+            ident, waiting, deadline = value
+            if waiting == IDLE:
+                deadline = time.monotonic() + KEEP_ALIVE_S
+            self._watch(Connection(sock, ident, waiting, deadline))
+        elif kind == "refuse":  # the owning process could not hold it
+            for connection in list(self._connections.values()):
+                if connection.ident == value:
+                    self._refuse(connection, HTTP_UNAVAILABLE, "server busy: too many "
+                                 "connections; retry later")
         elif kind == "release":  # give `value` connections back, idle ones first
             chosen = sorted(self._connections.values(), key=lambda c: c.waiting != IDLE)[:value]
             for connection in chosen:
                 self._forget(connection)
                 connection.sock.close()
-            messages.send(self._control, ("released", [c.ident for c in chosen]))
+            messages.send(self._control, ("released", [c.clock() for c in chosen]))
         return True
 
     def _watch(self, connection: Connection) -> None:
         self._connections[connection.sock.fileno()] = connection
         self._epoll.register(connection.sock.fileno(), WATCH)  # reports data already there
-        self._wait(connection, connection.waiting)
+        self._arm(connection)
 
     def _forget(self, connection: Connection) -> None:
         fd = connection.sock.fileno()
@@ -253,12 +280,18 @@ class QueryWorker:
         return end
 
     def _reopen_if_changed(self) -> bool:
-        """Open a new view if the store changed; False if that failed (the writer may be
-        switching files: the next request tries again)."""
+        """Open the newest view if the store changed; False if that failed (the next request
+        tries again)."""
+        wanted = written(self._block)
+        deadline = time.monotonic() + VIEW_WAIT_S
+        while generation(self._block) < wanted:  # a write this request must see
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(VIEW_POLL_S)
         if generation(self._block) != self._seen:
             seen = generation(self._block)
             try:
-                self._app = self._open_app()
+                self._app = self._open_app(seen)
             except OSError:
                 return False
             self._seen = seen
@@ -267,7 +300,7 @@ class QueryWorker:
     def _answer(self, connection: Connection, request: Request) -> bool:
         """Answer `request` on `connection`; whether the connection may carry another."""
         self._state.begin(connection.ident, time.monotonic(), time.process_time())
-        answering = exchange(self._app, request, _Output(connection.sock, self._state).write)
+        answering = exchange(self._app, request, Output(connection.sock, self._state).write)
         try:
             if request.target.partition(b"?")[0].decode("latin-1") in DIRECT_PATHS:
                 return drive(answering, self._loop)
@@ -278,31 +311,31 @@ class QueryWorker:
     def _hand_over(self, connection: Connection) -> None:
         """Give a request that may change the store, unread, to the owning process."""
         self._forget(connection)
-        messages.send(self._control, ("take", connection.ident))
+        messages.send(self._control, ("take", connection.clock()))
         connection.sock.close()
 
     # timers
 
     def _wait(self, connection: Connection, waiting: str) -> None:
         """Start the clock for what `connection` now waits for (unless it already runs: a
-        client trickling bytes does not reset it)."""
+        client trickling bytes does not reset it). The owning process is told of HEAD and
+        BODY waits (requests that did not arrive whole) and of their end."""
         if waiting == connection.waiting and connection.timer > 0:
             return
         connection.waiting = waiting
-        if waiting == IDLE:
-            self._arm(connection, KEEP_ALIVE_S, None)
-        elif waiting == HEAD:
-            self._arm(connection, self._config.header_timeout_s,
-                      b"request headers not received in time")
-        else:
-            self._arm(connection, self._config.body_timeout_s,
-                      b"request body not received in time")
+        seconds = {IDLE: KEEP_ALIVE_S, HEAD: self._config.header_timeout_s,
+                   BODY: self._config.body_timeout_s}[waiting]
+        connection.deadline = time.monotonic() + seconds
+        self._arm(connection)
+        if waiting != IDLE or connection.reported:
+            connection.reported = waiting != IDLE
+            messages.send(self._control, ("waiting", connection.clock()))
 
-    def _arm(self, connection: Connection, seconds: float, message: bytes | None) -> None:
-        """Close `connection` after `seconds` (with a 408 saying `message`, if given)."""
+    def _arm(self, connection: Connection) -> None:
+        """Close `connection` at its deadline (with a 408 unless it was idle)."""
         connection.timer = next(self._tick) + 1
-        heapq.heappush(self._timers, (time.monotonic() + seconds, connection.timer,
-                                      connection.sock.fileno(), connection.ident, message))
+        heapq.heappush(self._timers, (connection.deadline, connection.timer,
+                                      connection.sock.fileno(), connection.ident))
 
     def _next_timer(self) -> float:
         return max(0.0, self._timers[0][0] - time.monotonic()) if self._timers else -1
@@ -310,17 +343,17 @@ class QueryWorker:
     def _expire(self) -> None:
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
-            _, tick, fd, ident, message = heapq.heappop(self._timers)
+            _, tick, fd, ident = heapq.heappop(self._timers)
             connection = self._connections.get(fd)
             if connection is None or connection.ident != ident or connection.timer != tick:
                 continue
-            if message is None:
-                self._close(connection)
+            if connection.waiting in TIMED_OUT:
+                self._refuse(connection, HTTP_REQUEST_TIMEOUT, TIMED_OUT[connection.waiting])
             else:
-                self._refuse(connection, HTTP_REQUEST_TIMEOUT, message.decode())
+                self._close(connection)
 
 
-class _Output:
+class Output:
     """Writes to the client, first marking the worker's state: from then on only closing the
     connection is left to the owning process if this worker is stopped."""
 
@@ -334,7 +367,14 @@ class _Output:
             try:
                 view = view[self._sock.send(view):]
             except BlockingIOError:  # a slow reader: wait (the deadline bounds it)
-                select.select([], [self._sock], [])
+                wait_writable(self._sock)
+
+
+def wait_writable(sock: socket.socket) -> None:
+    """Block until `sock` takes more bytes (poll: select() fails past descriptor 1,023)."""
+    poll = select.poll()
+    poll.register(sock.fileno(), select.POLLOUT)
+    poll.poll()
 
 
 def _request_line(data: bytes) -> tuple[str, bytes]:
@@ -356,5 +396,5 @@ def _address(address) -> tuple[str, int] | None:
 
 
 def serve(control: socket.socket, listener: socket.socket, block: mmap.mmap, slot: int,
-          store_path: str, config: ServiceConfig) -> None:
-    QueryWorker(control, listener, block, slot, store_path, config).serve()
+          views: str, config: ServiceConfig) -> None:
+    QueryWorker(control, listener, block, slot, views, config).serve()

@@ -127,6 +127,18 @@ class _Collector:
         self.complete = True
 
 
+def head_fields(head: bytes) -> list[tuple[bytes, bytes]]:
+    """The header fields of a request head (names lower-case), its body not needed."""
+    collector = _Collector()
+    try:
+        httptools.HttpRequestParser(collector).feed_data(head)
+    except httptools.HttpParserUpgrade:
+        pass
+    except httptools.HttpParserError as exc:
+        raise Malformed(str(exc)) from None
+    return collector.headers
+
+
 def parse(data: bytes, *, keep_open: bool, client=None, server=None) -> Request:
     """The request in `data` (exactly one, as `request_end` delimited it); `keep_open` False
     when the connection cannot carry another request whatever the client asks."""

@@ -7,6 +7,7 @@ import asyncio
 import resource
 import signal
 import socket
+import sys
 import threading
 
 import uvloop
@@ -16,11 +17,15 @@ from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import bump_generation
+from kgctl.service.views import Checkpoints, Views
+from kgctl.service.worker_handle import Clock
+from kgctl.service.worker_state import bump_written
 from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
+STOP_GRACE_S = 5.0  # how long a stop waits for an update that runs
+VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -41,6 +46,9 @@ class Server:
     the main thread)."""
 
     def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
+        if not sys.platform.startswith("linux"):
+            raise StoreError("kgctl serve runs on Linux only (its workers use pidfd, memfd and "
+                             "descriptor passing); run the Docker image elsewhere")
         if dataset.path is None:
             raise StoreError("the service needs a store directory (its workers open it "
                              "read-only)")
@@ -48,6 +56,7 @@ class Server:
         self.started = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self.write_ended = True  # False: stopped while an update ran (it was not committed)
 
     def run(self, listener: socket.socket) -> None:
         uvloop.run(self.serve(listener))
@@ -65,25 +74,37 @@ class Server:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self._loop.add_signal_handler(signum, self._stopping.set)
-        spawner = Spawner(str(self.dataset.path), self.config, listener, SLOTS)
-        writer = Writer(on_change=lambda: bump_generation(spawner.block))
+        views = Views(self.dataset, keep_s=self.config.timeout_s + VIEW_GRACE_S)
+        views.take(0)
+        spawner = Spawner(str(views.root), self.config, listener, SLOTS)
+
+        checkpoints = Checkpoints(views, spawner.block)
+
+        def changed() -> None:  # in the writer thread, after each write
+            bump_written(spawner.block)
+            checkpoints.changed()
+
+        writer = Writer(on_change=changed)
         app = create_app(self.dataset, self.config, writer)
         tasks: set[asyncio.Task] = set()
 
-        def take(ident: int, sock: socket.socket) -> None:
-            task = asyncio.ensure_future(answer(ident, sock))
+        def take(clock: Clock, sock: socket.socket) -> None:
+            task = asyncio.ensure_future(answer(clock, sock))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
-        async def answer(ident: int, sock: socket.socket) -> None:
-            if await answer_write(app, sock, self.config):
+        async def answer(clock: Clock, sock: socket.socket) -> None:
+            ident, waiting, deadline = clock
+            if await answer_write(app, sock, self.config, waiting, deadline):
                 workers.give_back(ident)
             else:
                 workers.drop(ident)
 
         workers = QueryWorkers(spawner, size=self.config.workers,
                                max_long=self.config.long_queries,
-                               timeout_s=self.config.timeout_s, take=take)
+                               timeout_s=self.config.timeout_s,
+                               header_timeout_s=self.config.header_timeout_s,
+                               body_timeout_s=self.config.body_timeout_s, take=take)
         try:
             await workers.start()
             self.started.set()
@@ -93,4 +114,7 @@ class Server:
                 task.cancel()
             await workers.close()
             spawner.close()
-            writer.close()
+            self.write_ended = writer.close(STOP_GRACE_S)
+            if self.write_ended:
+                checkpoints.close()
+                views.close()

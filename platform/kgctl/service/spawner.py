@@ -32,7 +32,7 @@ MEGABYTE = 1 << 20
 class Spawner:
     """The service's handle on the spawner process, and the workers' shared state block."""
 
-    def __init__(self, store_path: str, config: ServiceConfig, listener: socket.socket,
+    def __init__(self, views: str, config: ServiceConfig, listener: socket.socket,
                  slots: int) -> None:
         ours, theirs = socket.socketpair()
         memfd = os.memfd_create("kgctl-worker-states")
@@ -41,8 +41,9 @@ class Spawner:
         fds = [theirs.fileno(), memfd, listener.fileno()]
         # the config (with the update token) goes through a pipe, never the command line
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "kgctl.service.spawner", store_path, *map(str, fds),
-             str(slots)], pass_fds=fds, stdin=subprocess.PIPE)
+            [sys.executable, "-m", "kgctl.service.spawner", views, *map(str, fds),
+             str(slots)], pass_fds=fds, stdin=subprocess.PIPE,
+            start_new_session=True)  # Ctrl-C stops the service; the workers end with it
         assert self._process.stdin is not None
         with self._process.stdin as pipe:
             pipe.write(config.model_dump_json().encode())
@@ -74,7 +75,7 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def main(store_path: str, control_fd: int, states_fd: int, listener_fd: int,
+def main(views: str, control_fd: int, states_fd: int, listener_fd: int,
          slots: int) -> None:
     die_with_parent()
     from kgctl.service.evaluator import serve  # imported once, before any fork
@@ -101,7 +102,7 @@ def main(store_path: str, control_fd: int, states_fd: int, listener_fd: int,
             resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
             try:
                 serve(socket.socket(fileno=fds[0]), listener, block, SLOT.unpack(data)[0],
-                      store_path, config)
+                      views, config)
             finally:
                 os._exit(0)
         os.close(fds[0])

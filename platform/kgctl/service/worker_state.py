@@ -1,5 +1,7 @@
 """What each query worker tells the owning process without a message: a small shared memory
-block, a slot per worker, plus the store's change counter.
+block, a slot per worker, plus the store's change counter, when the owning process last
+watched the workers (its watchdog's heartbeat, for ``/healthz``) and whether the service is
+full (no room for another connection: workers answer new ones 503).
 
 A worker writes which connection's request it is answering, since when, its CPU time then
 and whether it has begun writing the response; the owning process reads that (freezing the
@@ -18,13 +20,20 @@ from __future__ import annotations
 import mmap
 import struct
 
-SLOT = struct.Struct("=qdd??")  # connection (0: idle), started, CPU time then, writing, retire
+# connection (0: idle), started, CPU time then, writing; the retire byte follows and only the
+# owning process writes it (a worker rewriting it from an earlier read could undo a retire)
+BUSY = struct.Struct("=qdd?")
+RETIRE = BUSY.size
 SLOT_BYTES = 32
-GENERATION = struct.Struct("=q")  # before the slots: bumped by the writer after each change
+GENERATION = struct.Struct("=q")  # at 0: the newest checkpoint view (the writes it holds)
+WATCHED = struct.Struct("=d")  # at 8: time.monotonic() of the watchdog's last round
+FULL = 16  # a byte the owning process sets while it holds all the connections it may
+WRITTEN = 24  # a count of the writes made (GENERATION catches up when a checkpoint is made)
+SLOTS_AT = 32
 
 
 def block_size(slots: int) -> int:
-    return GENERATION.size + slots * SLOT_BYTES
+    return SLOTS_AT + slots * SLOT_BYTES
 
 
 def states_block(slots: int, fd: int = -1) -> mmap.mmap:
@@ -36,32 +45,58 @@ def generation(block: mmap.mmap) -> int:
     return GENERATION.unpack_from(block)[0]
 
 
-def bump_generation(block: mmap.mmap) -> None:
-    GENERATION.pack_into(block, 0, generation(block) + 1)
+def set_generation(block: mmap.mmap, value: int) -> None:
+    GENERATION.pack_into(block, 0, value)
+
+
+def written(block: mmap.mmap) -> int:
+    return GENERATION.unpack_from(block, WRITTEN)[0]
+
+
+def bump_written(block: mmap.mmap) -> None:
+    GENERATION.pack_into(block, WRITTEN, written(block) + 1)
+
+
+def watched(block: mmap.mmap) -> float:
+    return WATCHED.unpack_from(block, GENERATION.size)[0]
+
+
+def mark_watched(block: mmap.mmap, now: float) -> None:
+    WATCHED.pack_into(block, GENERATION.size, now)
+
+
+def full(block: mmap.mmap) -> bool:
+    return bool(block[FULL])
+
+
+def set_full(block: mmap.mmap, value: bool) -> None:
+    block[FULL] = value
 
 
 class WorkerState:
     def __init__(self, block: mmap.mmap, slot: int) -> None:
-        self._block, self._at = block, GENERATION.size + slot * SLOT_BYTES
+        self._block, self._at = block, SLOTS_AT + slot * SLOT_BYTES
 
     def begin(self, connection: int, started: float, cpu_s: float) -> None:
-        SLOT.pack_into(self._block, self._at, connection, started, cpu_s, False, self.retiring())
+        BUSY.pack_into(self._block, self._at, connection, started, cpu_s, False)
 
     def writing(self) -> None:
         self._block[self._at + 24] = 1
 
     def end(self) -> None:
-        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, self.retiring())
+        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
 
     def busy(self) -> tuple[int, float, float, bool]:
         """(connection, started, CPU time then, writing); connection 0 when idle."""
-        return SLOT.unpack_from(self._block, self._at)[:4]
+        return BUSY.unpack_from(self._block, self._at)
 
     def retiring(self) -> bool:
-        return bool(self._block[self._at + 25])
+        return bool(self._block[self._at + RETIRE])
 
     def retire(self) -> None:
-        self._block[self._at + 25] = 1
+        self._block[self._at + RETIRE] = 1
 
     def clear(self) -> None:
-        SLOT.pack_into(self._block, self._at, 0, 0.0, 0.0, False, False)
+        """Reset the slot for a new worker (by the owning process, the old one gone)."""
+        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
+        self._block[self._at + RETIRE] = 0

@@ -20,122 +20,30 @@ the worker's state is what the worker is doing.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
+import resource
 import socket
+import sys
 import time
+import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 from kgctl.service import messages
 from kgctl.service.exchange import simple_response
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
+from kgctl.service.room import IDLE, Room, say, shut
 from kgctl.service.spawner import Spawner
-from kgctl.service.worker_state import WorkerState
+from kgctl.service.worker_handle import TICK_S, Clock, Worker, stat
+from kgctl.service.worker_state import WorkerState, mark_watched
 
-HTTP_SERVER_ERROR = 500
-TICK_S = 0.01  # how often the workers' states are looked at
+STOPPED_S = 1.0  # a worker stopped this long by someone else is ended
+STOPPED_CHECK_EVERY = 10  # ticks
+RETRY_S = 1.0  # a worker that failed to start is tried again after this
 SHORT_BUDGET_S = 0.25  # wall time before a computing request counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
 COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as computing
-LONG_NICENESS = 10  # long requests yield the cores to short ones
-FREEZE_S = 1.0  # longest wait for a worker to stop before trying again later
 START_S = 60.0
 SLOTS = 4096
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
-                      "the query")
-Take = Callable[[int, socket.socket], None]
-
-
-class Worker:
-    """This process's end of one worker process."""
-
-    def __init__(self, pid: int, sock: socket.socket, state: WorkerState, slot: int,
-                 pool: QueryWorkers) -> None:
-        self.pid, self.slot, self.state, self._sock, self._pool = pid, slot, state, sock, pool
-        self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
-        self._loop = asyncio.get_running_loop()
-        self.ready: asyncio.Future[None] = self._loop.create_future()
-        self.connections: set[int] = set()
-        self.long = self.acting = self.releasing = False
-        self.alive = True
-        self.problem = CRASHED  # what its current request is answered if it ends
-        sock.setblocking(False)
-        self._loop.add_reader(sock.fileno(), self._readable)
-
-    def _readable(self) -> None:
-        while True:
-            try:
-                message = messages.receive(self._sock)
-            except BlockingIOError:
-                return
-            except OSError:
-                message = None
-            if message is None:
-                self._loop.remove_reader(self._sock.fileno())
-                self._sock.close()
-                self.alive = False
-                if not self.ready.done():
-                    self.ready.set_exception(ConnectionError("the query worker stopped"))
-                self._pool.ended(self)
-                return
-            value, fds = message
-            if not self.ready.done():
-                self.ready.set_result(None)
-            else:
-                self._pool.told(self, value, fds)
-
-    def adopt(self, ident: int, sock: socket.socket) -> None:
-        self.ask("adopt", ident, sock)
-        self.connections.add(ident)
-
-    def ask(self, kind: str, value: int, sock: socket.socket | None = None) -> None:
-        messages.send(self._sock, (kind, value), [sock.fileno()] if sock else [])
-
-    def cpu_s(self) -> float:
-        fields = _stat(self.pid)
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else float("inf")
-
-    async def freeze(self) -> bool:
-        """Stop the process (SIGSTOP) and wait until it is stopped; False if it ended."""
-        if not self._signal(signal.SIGSTOP):
-            return False
-        deadline = self._loop.time() + FREEZE_S
-        while self.alive and self._loop.time() < deadline:
-            fields = _stat(self.pid)
-            if not fields or fields[0] in "ZX":
-                return False
-            if fields[0] in "tT":
-                return True
-            await asyncio.sleep(TICK_S / 10)
-        self.thaw()
-        return False
-
-    def thaw(self) -> None:
-        self._signal(signal.SIGCONT)
-
-    def lower_priority(self) -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, self.pid, LONG_NICENESS)
-        except OSError:  # already gone: nothing to slow down
-            pass
-
-    def kill(self, problem: HttpProblem | None = None) -> None:
-        if problem is not None:
-            self.problem = problem
-        self._signal(signal.SIGKILL)
-
-    def close(self) -> None:
-        self.kill()
-        os.close(self._handle)
-
-    def _signal(self, signum: int) -> bool:
-        try:
-            signal.pidfd_send_signal(self._handle, signum)
-        except (ProcessLookupError, OSError):
-            return False
-        return True
+Take = Callable[[Clock, socket.socket], None]
 
 
 class QueryWorkers:
@@ -143,20 +51,25 @@ class QueryWorkers:
     `take` receives the connections whose request must be answered by this process."""
 
     def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float,
-                 take: Take) -> None:
+                 header_timeout_s: float, body_timeout_s: float, take: Take) -> None:
         self._spawner, self._size, self._max_long = spawner, size, max_long
         self._timeout_s, self._take = timeout_s, take
         self._all: set[Worker] = set()
-        self._held: dict[int, tuple[socket.socket, Worker | None]] = {}
+        self._room = Room(spawner.block, {"head": header_timeout_s, "body": body_timeout_s},
+                          resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self._homeless: list[int] = []  # connections waiting for a worker to start
         self._long = 0
         self._free_slots = list(range(SLOTS - 1, -1, -1))
         self._background: set[asyncio.Future] = set()
+        self._watching: asyncio.Future | None = None
         self._closing = False
 
     async def start(self) -> None:
+        mark_watched(self._spawner.block, time.monotonic())
         await asyncio.gather(*(self._add() for _ in range(self._size)))
-        self._start(self._watch())
+        self._watching = asyncio.ensure_future(self._watch())
+        self._background.add(self._watching)
+        self._watching.add_done_callback(self._finished)
 
     async def close(self) -> None:
         self._closing = True
@@ -164,46 +77,53 @@ class QueryWorkers:
             task.cancel()
         for worker in list(self._all):
             worker.close()
-        for sock, _ in self._held.values():
-            sock.close()
-        self._held.clear()
+        self._room.close()
 
     def give_back(self, ident: int) -> None:
         """A connection this process answered on may carry more requests: to a worker."""
         self._rehome(ident)
 
     def drop(self, ident: int) -> None:
-        sock, _ = self._held.pop(ident, (None, None))
+        sock = self._room.forget(ident)
         if sock is not None:
-            _shut(sock)
+            shut(sock)
 
     # what workers say
 
     def told(self, worker: Worker, value, fds: list[int]) -> None:
-        kind, ident = value  # for "released", the connections given back
+        kind, about = value
         if kind == "opened":
-            if not fds:  # out of descriptors: the worker serves it, nothing can move it
+            ident = about[0]
+            if not fds:  # no descriptor left here: it cannot be moved or written to
+                worker.ask("refuse", ident)
                 return
-            self._held[ident] = (socket.socket(fileno=fds[0]), worker)
+            self._room.held[ident] = (socket.socket(fileno=fds[0]), worker)
+            self._room.clock(about)
             worker.connections.add(ident)
             if worker.long or not worker.alive:  # it will not serve it again
                 self._rehome(ident)
+            self._room.make_room()
+        elif kind == "waiting":
+            self._room.clock(about)
         elif kind == "closed":
-            worker.connections.discard(ident)
-            sock, _ = self._held.pop(ident, (None, None))
+            worker.connections.discard(about)
+            sock = self._room.forget(about)
             if sock is not None:
                 sock.close()
         elif kind == "released":
             worker.releasing = False
-            for moved in ident:
-                worker.connections.discard(moved)
-                self._rehome(moved)
+            for clock in about:
+                worker.connections.discard(clock[0])
+                self._room.clock(clock)
+                self._rehome(clock[0])
         elif kind == "take":
+            ident = about[0]
             worker.connections.discard(ident)
-            if ident in self._held:
-                sock, _ = self._held[ident]
-                self._held[ident] = (sock, None)
-                self._take(ident, sock)
+            if ident in self._room.held:
+                sock, _ = self._room.held[ident]
+                self._room.held[ident] = (sock, None)
+                self._room.clocks.pop(ident, None)
+                self._take(about, sock)
 
     def ended(self, worker: Worker) -> None:
         """The worker's process is gone: answer its request, move its connections."""
@@ -213,14 +133,14 @@ class QueryWorkers:
         self._free_slots.append(worker.slot)
         if worker.long:
             self._long -= 1
-        if ident in self._held and self._held[ident][1] is worker:
-            sock, _ = self._held.pop(ident)
+        if ident in self._room.held and self._room.held[ident][1] is worker:
+            sock = self._room.forget(ident)
             worker.connections.discard(ident)
             if not writing:
                 problem = worker.problem
-                _say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
+                say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
                                            keep_alive=False))
-            _shut(sock)
+            shut(sock)
         for other in list(worker.connections):
             self._rehome(other)
         if not worker.long and not self._closing:
@@ -229,13 +149,36 @@ class QueryWorkers:
     # watching
 
     async def _watch(self) -> None:
+        """Every tick: deadlines, long requests, balance, room; a round that fails is logged
+        and the next goes on (the heartbeat, which /healthz reads, only after a good one)."""
+        rounds = 0
         while True:
             await asyncio.sleep(TICK_S)
-            now = time.monotonic()
-            for worker in list(self._all):
-                if worker.alive and not worker.acting and worker.ready.done():
-                    await self._check(worker, now)
-            self._balance()
+            rounds += 1
+            try:
+                now = time.monotonic()
+                for worker in list(self._all):
+                    if worker.alive and not worker.acting and worker.ready.done():
+                        await self._check(worker, now)
+                        if rounds % STOPPED_CHECK_EVERY == 0:
+                            self._check_stopped(worker, now)
+                self._balance()
+                self._room.make_room()
+            except Exception:  # a fault of ours: deadlines must still be enforced
+                traceback.print_exc(file=sys.stderr)
+            else:
+                mark_watched(self._spawner.block, time.monotonic())
+
+    def _check_stopped(self, worker: Worker, now: float) -> None:
+        """A worker stopped by someone else (SIGSTOP) for STOPPED_S is ended: its connections
+        move on."""
+        fields = stat(worker.pid)
+        if not fields or fields[0] not in "tT":
+            worker.stopped_since = None
+        elif worker.stopped_since is None:
+            worker.stopped_since = now
+        elif now - worker.stopped_since >= STOPPED_S:
+            worker.kill()
 
     def _balance(self) -> None:
         """Ask the worker with the most connections to give some to the one with the least
@@ -248,10 +191,7 @@ class QueryWorkers:
         surplus = (len(most.connections) - least) // 2
         if surplus and not most.releasing:
             most.releasing = True
-            try:
-                most.ask("release", surplus)
-            except OSError:  # it just ended
-                pass
+            most.ask("release", surplus)
 
     async def _check(self, worker: Worker, now: float) -> None:
         ident, started, cpu_s, _ = worker.state.busy()
@@ -298,22 +238,19 @@ class QueryWorkers:
     # seats
 
     def _rehome(self, ident: int) -> None:
-        if ident not in self._held:
+        if ident not in self._room.held:
             return
-        sock, previous = self._held[ident]
+        sock, previous = self._room.held[ident]
         if previous is not None:
             previous.connections.discard(ident)
         seats = self._seats()
         if not seats:
-            self._held[ident] = (sock, None)
+            self._room.held[ident] = (sock, None)
             self._homeless.append(ident)
             return
         worker = min(seats, key=lambda w: (bool(w.state.busy()[0]), len(w.connections)))
-        self._held[ident] = (sock, worker)
-        try:
-            worker.adopt(ident, sock)
-        except OSError:  # it just ended: its own end moves the connection on
-            worker.connections.add(ident)
+        self._room.held[ident] = (sock, worker)
+        worker.adopt(self._room.clocks.get(ident, (ident, IDLE, 0.0)), sock)
 
     def _seats(self) -> list[Worker]:
         """The workers that take connections."""
@@ -340,28 +277,15 @@ class QueryWorkers:
     def _start(self, job) -> None:
         task = asyncio.ensure_future(job)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Future) -> None:
+        """A background job ended: a failed one is logged; a failed start is tried again."""
+        self._background.discard(task)
+        if task.cancelled() or task.exception() is None or self._closing:
+            return
+        traceback.print_exception(task.exception(), file=sys.stderr)
+        if task is not self._watching:
+            asyncio.get_running_loop().call_later(RETRY_S, self._start, self._add())
 
 
-def _stat(pid: int) -> list[str]:
-    """Fields of /proc/PID/stat after the command name (state first); empty once gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
-
-
-def _say(sock: socket.socket, data: bytes) -> None:
-    try:
-        sock.send(data)
-    except OSError:
-        pass
-
-
-def _shut(sock: socket.socket) -> None:
-    """End the connection for the client too (workers may hold descriptors of it)."""
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 
+from kgctl.service.app import authorise
 from kgctl.service.asgi import Handler
 from kgctl.service.config import ServiceConfig
 from kgctl.service.exchange import Request, exchange, simple_response
+from kgctl.service.execution import HttpProblem
 from kgctl.service.framing import (
     CONTINUE,
     PEEK_BYTES,
@@ -21,6 +24,7 @@ from kgctl.service.framing import (
     TooLarge,
     body_length,
     head_end,
+    head_fields,
     parse,
     request_end,
 )
@@ -38,13 +42,20 @@ class Refusal(Exception):
         self.status = status
 
 
-async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig) -> bool:
-    """Read one request from `sock` and answer it; whether the connection may go on."""
+async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig,
+                       waiting: str, deadline: float) -> bool:
+    """Read one request from `sock` and answer it; whether the connection may go on. The
+    connection was `waiting` for its head or body until `deadline` (time.monotonic()), or idle:
+    the clock started by the worker goes on here."""
     loop = asyncio.get_running_loop()
     sock.setblocking(False)
+    now = time.monotonic()
+    clock = _Clock(config, head_by=deadline if waiting == "head" else now
+                   + config.header_timeout_s, body_by=deadline if waiting == "body" else None)
     try:
-        request = await asyncio.wait_for(_read(sock, config), config.header_timeout_s
-                                         + config.body_timeout_s)
+        async with asyncio.timeout(None) as clock.limit:
+            clock.reschedule()
+            request = await _read(sock, config, clock)
         path = request.target.partition(b"?")[0].decode("latin-1")
         if not needs_writer(request.method, path, request.header(b"content-type"),
                             request.body):
@@ -67,7 +78,25 @@ async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig)
     return keep_alive
 
 
-async def _read(sock: socket.socket, config: ServiceConfig) -> Request:
+class _Clock:
+    """The deadline of the request being read: its head's, then its body's."""
+
+    def __init__(self, config: ServiceConfig, head_by: float, body_by: float | None) -> None:
+        self._body_s, self.head_by, self.body_by = config.body_timeout_s, head_by, body_by
+        self.limit: asyncio.Timeout | None = None
+
+    def head_read(self) -> None:
+        if self.body_by is None:
+            self.body_by = time.monotonic() + self._body_s
+            self.reschedule()
+
+    def reschedule(self) -> None:
+        assert self.limit is not None
+        by = self.head_by if self.body_by is None else self.body_by
+        self.limit.reschedule(asyncio.get_running_loop().time() + by - time.monotonic())
+
+
+async def _read(sock: socket.socket, config: ServiceConfig, clock: _Clock) -> Request:
     loop = asyncio.get_running_loop()
     continued = False
     while True:
@@ -78,6 +107,7 @@ async def _read(sock: socket.socket, config: ServiceConfig) -> Request:
             end_of_head = head_end(data)
             if end_of_head is None:
                 raise Refusal(exc.status, str(exc)) from None
+            clock.head_read()
             return await _read_large(loop, sock, data[:end_of_head], config, continued)
         except Malformed as exc:
             raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
@@ -85,22 +115,29 @@ async def _read(sock: socket.socket, config: ServiceConfig) -> Request:
             await loop.sock_recv(sock, end)
             return _parse(data[:end], sock)
         end_of_head = head_end(data)
-        if end_of_head is not None and not continued and \
-                b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
-            continued = True
-            await loop.sock_sendall(sock, CONTINUE)
+        if end_of_head is not None:
+            clock.head_read()
+            if not continued and b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
+                continued = True
+                await loop.sock_sendall(sock, CONTINUE)
         await _readable(loop, sock, len(data))
 
 
 async def _read_large(loop, sock: socket.socket, head: bytes, config: ServiceConfig,
                       continued: bool) -> Request:
-    """A request whose body is larger than a peek: the head, then exactly its body."""
+    """A request whose body is larger than a peek: the head, then exactly its body, read only
+    once the head's bearer token and length are accepted."""
     length = body_length(head)
     if length is None:
         raise Refusal(HTTP_LENGTH_REQUIRED, f"a chunked body may be at most {PEEK_BYTES} "
                       "bytes; send Content-Length")
     if length > config.max_bytes:
         raise Refusal(HTTP_TOO_LARGE, f"request body over {config.max_bytes} bytes")
+    try:
+        authorise(dict(head_fields(head)).get(b"authorization", b"").decode("latin-1"),
+                  config.update_token)
+    except HttpProblem as exc:
+        raise Refusal(exc.status, str(exc)) from None
     await loop.sock_recv(sock, len(head))
     if not continued and b"\r\nexpect: 100-continue" in head.lower():
         await loop.sock_sendall(sock, CONTINUE)

@@ -1,0 +1,104 @@
+"""Read-only views of the store for the query workers: checkpoints that no process writes.
+
+pyoxigraph leaves reading a store directory while another process writes it undefined
+(``Store.read_only``), so workers never open the live store. After writes a thread of its
+own takes a RocksDB checkpoint (``Store.backup``: hard links to the immutable table files, the
+memtable flushed first) into ``.<store>.views-<pid>-<random>/<writes>`` beside the store (hard
+links need the same file system), named by the count of writes it holds, and publishes it
+in the workers' shared block; writes made meanwhile wait for the next one (a burst of writes
+costs one checkpoint, and no write waits for one). A worker whose next request starts after
+a write waits until a checkpoint holds it (a client reads its own writes), then opens it.
+A checkpoint superseded longer ago than any request may run is deleted, the rest when the
+service stops (or, if it was killed, when the next one starts).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from kgctl.service.dataset import Dataset
+from kgctl.service.worker_state import set_generation, written
+
+
+def view_path(root: str | Path, generation: int) -> Path:
+    return Path(root) / str(generation)
+
+
+class Views:
+    """The owning process's side: takes the checkpoints and deletes old ones."""
+
+    def __init__(self, dataset: Dataset, keep_s: float) -> None:
+        assert dataset.path is not None
+        self._dataset, self._keep_s = dataset, keep_s
+        prefix = f".{dataset.path.name}.views-"
+        for left in dataset.path.parent.glob(prefix + "*"):  # by a server that was killed
+            if not _running(int(left.name.removeprefix(prefix).split("-")[0] or 0)):
+                shutil.rmtree(left, ignore_errors=True)
+        self.root = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-",
+                                          dir=dataset.path.parent))
+        self._superseded: list[tuple[float, Path]] = []
+        self._current: Path | None = None
+
+    def take(self, generation: int) -> None:
+        """Checkpoint the store as `generation` (in the writer thread, after a write)."""
+        path = view_path(self.root, generation)
+        self._dataset.backup(path)
+        now = time.monotonic()
+        if self._current is not None:
+            self._superseded.append((now, self._current))
+        self._current = path
+        while self._superseded and now - self._superseded[0][0] > self._keep_s:
+            shutil.rmtree(self._superseded.pop(0)[1], ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+class Checkpoints:
+    """The thread that makes a view after writes: `changed()` after each write."""
+
+    def __init__(self, views: Views, block: mmap.mmap) -> None:
+        self._views, self._block = views, block
+        self._wake, self._stopping = threading.Event(), False
+        self._thread = threading.Thread(target=self._run, name="kgctl-views", daemon=True)
+        self._thread.start()
+
+    def changed(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            holds = written(self._block)
+            try:
+                self._views.take(holds)
+            except OSError:  # logged; the next write tries again (readers wait, then 503)
+                traceback.print_exc(file=sys.stderr)
+                continue
+            set_generation(self._block, holds)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()
