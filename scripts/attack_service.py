@@ -41,7 +41,7 @@ from urllib.parse import urlencode
 import httpx
 from pyoxigraph import Store
 
-from kgctl.service.seed import mop30_quads
+from kgctl.service.seed import pack_quads
 from kgctl.service.worker_state import WorkerState, states_block
 
 TOKEN = "attack-token"
@@ -94,7 +94,7 @@ def free_port() -> int:
 def serve(store: Path, *options: str) -> tuple[subprocess.Popen, int]:
     if not store.exists():
         seeded = Store(str(store))
-        seeded.extend(mop30_quads())
+        seeded.extend(pack_quads())
         seeded.flush()
         del seeded
     port = free_port()

@@ -35,7 +35,7 @@ import httptools
 import uvloop
 from pyoxigraph import RdfFormat, Store, serialize
 
-from kgctl.service.seed import mop30_quads
+from kgctl.service.seed import pack_quads
 from kgctl.service.static_examples import load_examples
 
 CONNECTIONS = 50
@@ -244,7 +244,7 @@ def wait_ready(port: int, process: subprocess.Popen) -> None:
 
 
 def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen]]:
-    quads = mop30_quads()
+    quads = pack_quads()
     for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS)):
         store = Store(str(tmp / name))
         store.extend(quads)
@@ -326,7 +326,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ports, processes = start_servers(Path(tmp))
         try:
-            papers = papers_of(mop30_quads())
+            papers = papers_of(pack_quads())
             load_before = os.getloadavg()
             figures = uvloop.run(measure(ports, processes, papers, Path(tmp)))
         finally:

@@ -18,7 +18,7 @@ from pyoxigraph import Quad, Store
 
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
-from kgctl.service.seed import mop30_quads
+from kgctl.service.seed import pack_quads
 from kgctl.service.server import Server, listen
 
 STARTUP_S = 30.0
@@ -28,7 +28,7 @@ PAPER_GRAPH = f"https://w3id.org/kgctl/paper/{PAPER}"
 
 @cache
 def sample_quads() -> tuple[Quad, ...]:
-    return tuple(mop30_quads())
+    return tuple(pack_quads())
 
 
 def disk_store(path: Path | None = None) -> Store:

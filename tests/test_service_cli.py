@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -10,12 +11,15 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 from pyoxigraph import Store
 from service_helpers import free_port
 
 from kgctl.agent.replay import load_calls
 from kgctl.cli import cli
+from kgctl.errors import InputError
+from kgctl.packs import load_pack
 from kgctl.pipeline.demo import bundled_traces
 
 STARTUP_S = 60.0
@@ -70,7 +74,7 @@ def test_serve_process_binds_loopback_by_default_and_serves_seed(tmp_path: Path)
     process = subprocess.Popen(
         [sys.executable, "-c", "from kgctl.cli import main; main()", "serve",
          "--store", str(tmp_path / "kg"),
-         "--seed-mop30", "--port", str(port)],
+         "--seed", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + STARTUP_S
@@ -97,3 +101,18 @@ def test_serve_process_binds_loopback_by_default_and_serves_seed(tmp_path: Path)
         process.terminate()
         process.wait(STARTUP_S)
     assert b"http://127.0.0.1:" in process.stderr.read()
+
+
+def test_the_page_examples_are_the_packs_and_generic_without_one(tmp_path: Path) -> None:
+    from kgctl.service.config import ServiceConfig
+    from kgctl.service.static_examples import GENERIC, load_examples
+
+    assert ServiceConfig().examples == tuple(load_examples()) and load_examples()[0]["query"]
+    assert load_examples("nerre-doping") == [dict(e) for e in GENERIC]
+    bad = tmp_path / "pack"
+    shutil.copytree(load_pack("nerre-doping").root, bad)
+    manifest = bad / "domain.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "examples: missing.json\n",
+                        encoding="utf-8")
+    with pytest.raises(InputError):
+        load_examples(bad)

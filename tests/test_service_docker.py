@@ -33,7 +33,7 @@ def test_image_serves_seeded_store_as_non_root() -> None:
     with DockerImage(path=str(REPO), dockerfile_path="docker/Dockerfile", tag="kgctl:test"
                      ) as image:
         container = DockerContainer(str(image)).with_exposed_ports(7878).with_command(
-            "serve --store /data --host 0.0.0.0 --port 7878 --seed-mop30")
+            "serve --store /data --host 0.0.0.0 --port 7878 --seed")
         with container:
             url = f"http://{container.get_container_host_ip()}:" \
                   f"{container.get_exposed_port(7878)}"

@@ -66,6 +66,7 @@ class Manifest(Frozen):
     questions: str | None = None  # folder of question sets *.yaml
     grounding: str | None = None  # folder of grounding specs <name>.yaml (+ their tables)
     dedup: str | None = None  # dedup spec YAML
+    examples: str | None = None  # example queries of `kgctl serve`'s page: [{title, query}]
     benchmarks: dict[str, Benchmark] = {}
     hooks: dict[str, str] = {}  # hook name -> "module:attribute" of a domain extension
 

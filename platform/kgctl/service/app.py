@@ -214,6 +214,9 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
     async def prefixes(request: Request) -> Response:
         return JSONResponse(ontology_prefixes())
 
+    async def examples(request: Request) -> Response:
+        return JSONResponse(list(config.examples))
+
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HttpProblem)
         return PlainTextResponse(f"error: {exc}\n", status_code=exc.status,
@@ -224,6 +227,7 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
         *graph_store_routes(service),
         Route("/papers", papers),
         Route("/prefixes", prefixes),
+        Route("/examples.json", examples),
         Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
             dataset, run_now,
             lambda message: HttpProblem(HTTP_NOT_FOUND, message))),

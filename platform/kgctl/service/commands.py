@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kgctl.packs import domain_option
 from kgctl.service.config import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
@@ -23,6 +24,7 @@ from kgctl.service.config import (
 from kgctl.service.dataset import Dataset
 from kgctl.service.hosts import LOOPBACK_NAMES
 from kgctl.service.server import Server, listen
+from kgctl.service.static_examples import load_examples
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
@@ -75,14 +77,16 @@ SECONDS = click.FloatRange(min=0, min_open=True)
               help="Make the union of all graphs the default graph of queries. Without it the "
                    "default graph is the store's own (empty: every paper is a named graph) "
                    "unless a request sets default-graph-uri or union-default-graph=true.")
-@click.option("--seed-mop30", is_flag=True,
-              help="First (re)build the MOP-30 demo graphs by replaying the bundled traces "
-                   "through the extraction tools (as `kgctl demo` does).")
+@click.option("--seed", is_flag=True,
+              help="First (re)build the domain pack's demo graphs by replaying its ground-truth "
+                   "traces through the extraction tools (as `kgctl demo` does).")
+@domain_option
 def command(store_path: Path, *, host: str, port: int, update_token: str | None,
             timeout_s: float, max_rows: int, max_bytes: int, workers: int, long_queries: int,
             worker_memory_mb: int, cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...],
             allow_service: tuple[str, ...], header_timeout_s: float, body_timeout_s: float,
-            base_iri: str | None, union_default_graph: bool, seed_mop30: bool) -> None:
+            base_iri: str | None, union_default_graph: bool, seed: bool,
+            domain: str | None) -> None:
     """Serve a store as a SPARQL 1.1 endpoint with a query page at /.
 
     Queries: /query (GET/POST); updates: /update with a bearer token; graphs: /store?graph=IRI
@@ -91,13 +95,14 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
 
     Example: kgctl serve --store kgctl-data/store --port 7878
     """
-    if seed_mop30:
+    examples = load_examples(domain)  # a bad --domain fails before anything is opened
+    if seed:
         store_path.mkdir(parents=True, exist_ok=True)
     dataset = Dataset.open(store_path)
-    if seed_mop30:
-        from kgctl.service.seed import mop30_quads
+    if seed:
+        from kgctl.service.seed import pack_quads
 
-        dataset.load(mop30_quads(), replace=True)
+        dataset.load(pack_quads(domain), replace=True)
     config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes,
                            workers=workers, long_queries=long_queries,
                            worker_memory_mb=worker_memory_mb,
@@ -105,7 +110,8 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
                            union_default=union_default_graph,
                            allowed_hosts=(*LOOPBACK_NAMES, host.lower(), *allowed_hosts),
                            allow_service=allow_service, header_timeout_s=header_timeout_s,
-                           body_timeout_s=body_timeout_s, base_iri=base_iri)
+                           body_timeout_s=body_timeout_s, base_iri=base_iri,
+                           examples=tuple(examples))
     listener = listen(host, port)
     bound_port = listener.getsockname()[1]
     click.echo(f"kgctl serve: http://{host}:{bound_port}/  (SPARQL at /query, updates "

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kgctl.service.execution import Limits
 from kgctl.service.hosts import LOOPBACK_NAMES
+from kgctl.service.static_examples import load_examples
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
@@ -35,6 +36,8 @@ class ServiceConfig(BaseModel):
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
     base_iri: str | None = None  # None: the URL of the endpoint the request went to
+    # the page's example queries (default: the default domain pack's)
+    examples: tuple[dict[str, str], ...] = Field(default_factory=lambda: tuple(load_examples()))
 
     @property
     def limits(self) -> Limits:

@@ -1,5 +1,5 @@
-"""The MOP-30 demo graph for ``kgctl serve --seed-mop30``, the service tests and the load
-benchmark: the bundled MOP-30 traces replayed through the compiled MCP tools, exactly as
+"""A domain pack's demo graphs for ``kgctl serve --seed``, the service tests and the load
+benchmark: the pack's ground-truth traces replayed through its compiled MCP tools, exactly as
 ``kgctl demo`` builds its store (paper graphs plus their provenance graphs).
 """
 
@@ -14,15 +14,19 @@ from kgctl.errors import DataRejected
 from kgctl.store.embedded import EmbeddedStore, parse_dataset
 
 
-def mop30_quads(traces: Sequence[Path] | None = None) -> list[Quad]:
-    """Every quad of the graphs the traces (default: all bundled MOP-30 traces) rebuild."""
+def pack_quads(domain: str | Path | None = None, traces: Sequence[Path] | None = None
+               ) -> list[Quad]:
+    """Every quad of the graphs the traces (default: all of the pack's ground-truth traces)
+    rebuild through the tools of the pack (default: the default pack)."""
     from kgctl.agent.aio import run_sync
     from kgctl.agent.replay import replay_traces
+    from kgctl.packs import load_pack
     from kgctl.pipeline.demo import bundled_traces, compile_all
 
-    _compiled, (ir, surface), _plan = compile_all()
+    pack = load_pack(domain)
+    _compiled, (ir, surface), _plan = compile_all(pack=pack)
     store = EmbeddedStore()
-    paths = list(traces) if traces is not None else bundled_traces()
+    paths = list(traces) if traces is not None else bundled_traces(pack)
     reports = run_sync(lambda: replay_traces(paths, ir=ir, store=store, surface=surface))
     refused = [f"{r.paper_id} call {x.position} ({x.tool})" for r in reports for x in r.refused]
     if refused:

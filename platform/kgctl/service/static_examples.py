@@ -1,8 +1,8 @@
-"""The example queries of the web page (``static/examples.json``), for the page, tests and
-benchmarks alike.
+"""The example queries of the query page: the domain pack's (``examples:`` in its
+``domain.yaml``), else a few that fit any knowledge graph.
 
->>> [e["title"] for e in load_examples()][:1]
-['Products of every synthesis (with CCDC number)']
+>>> [e["title"] for e in load_examples("nerre-doping")][:1]
+['Named graphs and their sizes']
 """
 
 from __future__ import annotations
@@ -10,9 +10,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent / "static" / "examples.json"
+from kgctl.errors import InputError
+from kgctl.packs import load_pack
+
+GENERIC = (
+    {"title": "Named graphs and their sizes",
+     "query": "SELECT ?graph (COUNT(*) AS ?triples) WHERE { GRAPH ?graph { ?s ?p ?o } }\n"
+              "GROUP BY ?graph ORDER BY DESC(?triples)"},
+    {"title": "Classes with the most instances",
+     "query": "SELECT ?class (COUNT(DISTINCT ?s) AS ?instances) WHERE {\n"
+              "  GRAPH ?g { ?s a ?class }\n} GROUP BY ?class ORDER BY DESC(?instances) LIMIT 50"},
+    {"title": "Properties most used",
+     "query": "SELECT ?property (COUNT(*) AS ?uses) WHERE { GRAPH ?g { ?s ?property ?o } }\n"
+              "GROUP BY ?property ORDER BY DESC(?uses) LIMIT 50"},
+)
 
 
-def load_examples() -> list[dict[str, str]]:
-    """Each example as ``{"title": ..., "query": ...}``."""
-    return json.loads(EXAMPLES.read_text(encoding="utf-8"))
+def load_examples(domain: str | Path | None = None) -> list[dict[str, str]]:
+    """Each example of the pack (default: the default pack) as ``{"title", "query"}``."""
+    path = load_pack(domain).part("examples")
+    if path is None:
+        return [dict(e) for e in GENERIC]
+    try:
+        examples = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a list of example queries ({exc})") from None
+    if not (isinstance(examples, list) and all(
+            isinstance(e, dict) and {"title", "query"} <= set(e) for e in examples)):
+        raise InputError(f"{path}: expected a JSON list of {{\"title\", \"query\"}} objects")
+    return examples

@@ -95,7 +95,7 @@ function showDownloads(query) {
 }
 
 async function loadExamples() {
-  const examples = await (await fetch("/static/examples.json")).json();
+  const examples = await (await fetch("/examples.json")).json();
   const select = $("examples");
   examples.forEach((example, index) => {
     const option = select.appendChild(document.createElement("option"));

@@ -56,7 +56,7 @@ yasgui.on("tabSelect", () => { $("downloads").hidden = true; });
 yasgui.on("tabAdd", () => setTimeout(applyUnion));
 
 async function loadExamples() {
-  const examples = await (await fetch("/static/examples.json")).json();
+  const examples = await (await fetch("/examples.json")).json();
   const select = $("examples");
   examples.forEach((example, index) => select.add(new Option(example.title, String(index))));
   select.addEventListener("change", () => {
