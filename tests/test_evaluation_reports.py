@@ -128,7 +128,7 @@ def test_demo_says_round_trip_and_ceiling_everywhere(tmp_path: Path, monkeypatch
     assert "<h2>Grounding</h2>" in page and "<h2>Deduplication across papers</h2>" in page
     text = CliRunner().invoke(cli, args)
     assert text.exit_code == 0, text.output
-    lines = [line for line in text.output.splitlines() if line.strip()]
+    lines = [line for line in text.stdout.splitlines() if line.strip()]  # phases: stderr
     assert lines[0].startswith(f"source: {ROUND_TRIP} · kgctl ")
     assert "round-trip ceiling, not an extraction score" in text.output
     for output in (as_json.output, page, text.output):

@@ -19,7 +19,7 @@ from virtuoso_helpers import VirtuosoServer, missing_reason
 
 from kgctl.chemistry.reference import MINTED_GRAPH
 from kgctl.dedup.job import DEDUP_GRAPH, DEDUP_PROVENANCE, run
-from kgctl.dedup.spec import load_specs
+from kgctl.dedup.spec import pack_specs
 from kgctl.errors import StoreError
 from kgctl.grounding.commands import load_matcher
 from kgctl.grounding.materialise import materialise
@@ -95,7 +95,7 @@ def test_dedup_and_review_decisions_as_on_the_embedded_store(remote, embedded, t
     try:
         review = tmp_path / "review.csv"
         for store in (local, remote):
-            run(store, load_specs(), review_out=review)
+            run(store, pack_specs(None), review_out=review)
         assert dedup_graphs(remote) == dedup_graphs(local)
         assert dedup_graphs(local)[0].count("\n") > int(MAX_QUADS)  # staged, not one request
         rows = list(csv.DictReader(review.open()))
@@ -106,8 +106,8 @@ def test_dedup_and_review_decisions_as_on_the_embedded_store(remote, embedded, t
                 writer.writeheader()
                 writer.writerow(rows[0])
             for store in (local, remote):
-                run(store, load_specs(), review_in=review)
-                run(store, load_specs())
+                run(store, pack_specs(None), review_in=review)
+                run(store, pack_specs(None))
             assert "ReviewDecision" in dedup_graphs(remote)[1]
             assert dedup_graphs(remote) == dedup_graphs(local)
     finally:
@@ -115,7 +115,7 @@ def test_dedup_and_review_decisions_as_on_the_embedded_store(remote, embedded, t
 
 
 def test_a_dedup_write_cut_short_keeps_the_previous_graph(remote, monkeypatch):
-    run(remote, load_specs())
+    run(remote, pack_specs(None))
     before = dedup_graphs(remote)
     remote.replace_graphs([DEDUP_GRAPH, DEDUP_PROVENANCE], [])  # the next run rewrites it all
     empty = dedup_graphs(remote)
@@ -130,10 +130,10 @@ def test_a_dedup_write_cut_short_keeps_the_previous_graph(remote, monkeypatch):
 
     monkeypatch.setattr(endpoint, "update", failing)
     with pytest.raises(StoreError):
-        run(remote, load_specs())
+        run(remote, pack_specs(None))
     assert dedup_graphs(remote) == empty  # nothing half-written
     monkeypatch.setattr(endpoint, "update", real)
-    run(remote, load_specs())
+    run(remote, pack_specs(None))
     assert dedup_graphs(remote) == before
 
 
