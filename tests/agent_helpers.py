@@ -21,10 +21,11 @@ from starlette.routing import Route
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.budget import estimate
-from kgctl.agent.llm import ChatClient, LLMSettings, Price
+from kgctl.agent.llm import ChatClient, LLMSettings
 from kgctl.agent.loop import run_paper
 from kgctl.agent.session import paper_tools
 from kgctl.agent.trace import AgentTrace
+from kgctl.agent.usage import Price
 from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.compiler.plan import Plan, compile_plan
 from kgctl.ontology import default_ir

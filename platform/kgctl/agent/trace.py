@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from kgctl.agent.llm import Usage
+from kgctl.agent.usage import Usage
 from kgctl.errors import InputError
 from kgctl.papers.formats import TRACE_FORMAT
 

@@ -7,87 +7,22 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from kgctl.agent.llm import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_TIMEOUT_S,
-    LLMError,
-    LLMSettings,
-    Price,
-    quiet_http_logs,
-)
-from kgctl.agent.loop import DEFAULT_MAX_ITERATIONS
-from kgctl.agent.search import DEFAULT_LAMBDA
+from kgctl.agent.llm import LLMError, quiet_http_logs
 from kgctl.errors import DataRejected, InputError
 from kgctl.ontology.options import ir_from_options, ontology_options
+from kgctl.pipeline.llm_options import DEFAULT_RUNS, llm_options, llm_settings
 from kgctl.progress import progress_bar
 from kgctl.store import command_store
 from kgctl.store.commands import DEFAULT_STORE
 
-DEFAULT_RUNS = Path("kgctl-data") / "runs"
 DEMO_DIR = DEFAULT_STORE.parent  # the demo's store is the default store of every command
 # the demo's help shows these; the LLM tuning options stay accepted (they are kgctl extract's)
 DEMO_OPTIONS = {"use_llm", "workdir", "traces", "reference", "as_json", "base_url", "model",
                 "domain", "ontologies"}
 _err = Console(stderr=True)
-
-
-def _tool_server_option(_ctx: click.Context, _param: click.Parameter,
-                        values: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, url = value.partition("=")
-        if not sep or not name.strip() or not url.strip():
-            raise click.BadParameter(f"{value!r}: expected NAME=URL or NAME=off")
-        out[name.strip()] = url.strip()
-    return out
-
-
-def llm_options(func):
-    """Options shared by every command that talks to an LLM."""
-    options = [
-        click.option("--base-url", help="OpenAI-compatible server URL (env OPENAI_BASE_URL); "
-                     "key in env OPENAI_API_KEY."),
-        click.option("--model", help="model name (env KGCTL_MODEL)."),
-        click.option("--temperature", type=float, default=0.0, show_default=True),
-        click.option("--max-iterations", type=click.IntRange(1), show_default=True,
-                     default=DEFAULT_MAX_ITERATIONS, help="model turns per plan step."),
-        click.option("--max-retries", type=click.IntRange(0), default=DEFAULT_MAX_RETRIES,
-                     show_default=True, help="retries of a failing LLM request (429/5xx/timeout)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-                     default=DEFAULT_TIMEOUT_S, show_default=True, help="seconds per request."),
-        click.option("--max-tokens", type=click.IntRange(1), default=DEFAULT_MAX_TOKENS,
-                     show_default=True, help="reply budget of each model turn."),
-        click.option("--context-window", type=click.IntRange(1), default=None,
-                     help="the model's context window in tokens (default: asked from the "
-                          "server); the paper is shown in pieces that fit."),
-        click.option("-v", "--verbose", is_flag=True, help="log every HTTP request."),
-        click.option("--prices", type=click.Path(path_type=Path), help="price table (YAML/JSON: "
-                     "model: {input: USD per 1M tokens, output: ...})."),
-        click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
-                     help="papers extracted in parallel."),
-        click.option("--plan-hints", type=click.Path(path_type=Path),
-                     help="YAML with extra section-title words to read per plan step."),
-        click.option("--tool-server", "tool_servers", multiple=True, metavar="NAME=URL",
-                     callback=_tool_server_option,
-                     help="reach the external tool server NAME of the ontology's profiles "
-                          "(e.g. chemistry) at URL (streamable HTTP) instead of starting it; "
-                          "NAME=off runs without it (repeatable)."),
-        click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=DEFAULT_LAMBDA,
-                     show_default=True, help="MMR trade-off of evidence search (1 = relevance)."),
-        click.option("--no-feedback", is_flag=True, help="ablation: tools write whatever they "
-                     "are given, without constraint feedback."),
-        click.option("--runs", "out", type=click.Path(path_type=Path), default=None,
-                     help=f"folder of run traces (default {DEFAULT_RUNS})."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 @click.command("extract")
@@ -125,7 +60,7 @@ def extract(papers: tuple[Path, ...], replays: tuple[Path, ...],
         raise InputError("give papers to extract or --replay traces, not both")
     if not replays:  # check papers and LLM settings before touching any store
         load_documents_checked(list(papers), supplementary, pack)
-        _settings(llm)
+        llm_settings(llm)
         _check_tool_servers(ir, llm)
     if store_path is not None and endpoint is not None:
         raise InputError("give --store or --endpoint, not both")
@@ -202,7 +137,7 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
 
     documents = load_documents(papers, supplementary=supplementary,
                                headings=pack.manifest.sections if pack else ())
-    settings = _settings(llm)
+    settings = llm_settings(llm)
     quiet_http_logs(verbose=llm["verbose"])
     _compiled, (ir, surface), plan = compile_all(ir, pack=pack)
     if llm["plan_hints"]:
@@ -225,27 +160,6 @@ def run_extraction(store, papers: list[Path], *, supplementary=(), replace: bool
         return run_sync(lambda: extract_batch(
             documents, ir=ir, surface=surface, plan=plan, store=store, settings=settings,
             options=options, progress=progress))
-
-
-def _settings(llm: dict[str, Any]) -> LLMSettings:
-    prices = dict(LLMSettings.model_fields["prices"].default_factory())
-    if llm["prices"]:
-        prices.update(_read_prices(llm["prices"]))
-    return LLMSettings.from_env(
-        base_url=llm["base_url"], model=llm["model"], temperature=llm["temperature"],
-        timeout_s=llm["timeout"], max_retries=llm["max_retries"], prices=prices,
-        max_tokens=llm["max_tokens"], context_window=llm["context_window"])
-
-
-def _read_prices(path: Path) -> dict[str, Price]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return {str(model): Price.model_validate(p) for model, p in data.items()}
-    except OSError as exc:
-        raise InputError(f"cannot read price table {path}: {exc.strerror}") from None
-    except (yaml.YAMLError, ValidationError, AttributeError) as exc:
-        raise InputError(f"{path}: not a price table ({str(exc).splitlines()[0]}); expected "
-                         "model: {input: USD per 1M tokens, output: USD per 1M tokens}") from None
 
 
 def _replay(store, traces: list[Path], *, replace: bool, as_json: bool, ir=None) -> None:
@@ -320,7 +234,7 @@ def demo(papers: tuple[Path, ...], use_llm: bool, workdir: Path, traces: Path | 
                          "ground-truth traces (use --domain)")
     store_path = workdir / "store"
     if use_llm:
-        _settings(llm)  # say what to set before creating anything
+        llm_settings(llm)  # say what to set before creating anything
         _check_tool_servers(ir, llm)
     found = bundled_traces(pack, traces) if not use_llm else None
     workdir.mkdir(parents=True, exist_ok=True)
@@ -387,7 +301,7 @@ def _llm_demo(store, papers: list[Path], *, workdir: Path, store_path: Path, ir,
 
     compiled, _, _ = compile_all(ir, pack=pack)
     done = [s.paper_id for s in summaries if s.outcome != "failed"]
-    settings = _settings(llm)
+    settings = llm_settings(llm)
     report, seconds = evaluate(store, done, pack, source=source_for(
         "extraction", benchmark=pack.benchmark()[0], model=settings.model,
         server=settings.base_url, ontology=pack_files(pack)))
