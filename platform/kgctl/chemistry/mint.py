@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
 from kgctl.chemistry.names import Resolution, resolve
+from kgctl.chemistry.naming import hill_formula
 from kgctl.chemistry.opsin import Opsin, opsin_jar
 from kgctl.chemistry.reference import (
     IDENTIFIER_NODES,
@@ -52,7 +53,7 @@ from kgctl.chemistry.reference import (
 from kgctl.chemistry.structure import CHARGED, Structure, uncharged
 from kgctl.errors import InputError
 from kgctl.grounding.matcher import Candidate, Matcher
-from kgctl.grounding.normalise import hill_formula, squeeze
+from kgctl.grounding.normalise import squeeze
 from kgctl.store import open_store
 from kgctl.store.base import GraphStore
 
