@@ -35,8 +35,8 @@ from pathlib import Path
 
 from kgctl.assets import asset_dir
 from kgctl.chemistry.cbu import derive_units
+from kgctl.chemistry.formula import hill_formula
 from kgctl.chemistry.linker import derive_linker
-from kgctl.chemistry.naming import hill_formula
 from kgctl.chemistry.opsin import Opsin
 from kgctl.chemistry.structure import describe
 

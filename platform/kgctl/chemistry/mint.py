@@ -36,8 +36,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
+from kgctl.chemistry.formula import hill_formula
 from kgctl.chemistry.names import Resolution, resolve
-from kgctl.chemistry.naming import hill_formula
 from kgctl.chemistry.opsin import Opsin, opsin_jar
 from kgctl.chemistry.reference import (
     IDENTIFIER_NODES,

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from functools import lru_cache
 
 from chemicals.elements import periodic_table
 
+from kgctl.chemistry.formula import HYDRATE_DOTS as _HYDRATE_DOTS
+from kgctl.chemistry.formula import hill_formula
 from kgctl.grounding.normalise import Naming
 
 GREEK = {
@@ -58,7 +59,6 @@ _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe
 _PRIMES = dict.fromkeys(map(ord, "\u2018\u2019\u2032\u00b4\u0060\u201b"), "'")
 _DOUBLE_PRIMES = dict.fromkeys(map(ord, "\u2033\u201c\u201d"), "''")
 _BRACKETS = {ord("["): "(", ord("]"): ")", ord("{"): "(", ord("}"): ")"}
-_HYDRATE_DOTS = "·•∙⋅.*×"
 _NUMBER_WORDS = {
     "hemi": "0.5", "mono": "1", "sesqui": "1.5", "di": "2", "tri": "3", "tetra": "4",
     "penta": "5", "hexa": "6", "hepta": "7", "octa": "8", "nona": "9", "deca": "10",
@@ -183,13 +183,6 @@ def protected_signature(normalised: str) -> str:
 _INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
 _CAS = re.compile(r"^(\d{2,7})-(\d{2})-(\d)$")
 _INCHI_BODY = re.compile(r"^1S?/[0-9]*[A-Z][A-Za-z0-9.()*]*(/\S*)?$")
-_FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)|([(\[])|([)\]])(\d*)")
-_FORMULA_PART = re.compile(r"^(\d*)(.+)$")
-# a trailing charge: "-", "+2", or "4-" after a bracketed ion ("[Fe(CN)6]4-")
-_FORMULA_CHARGE = re.compile(r"(?<=[)\]])\d*[+-]$|[+-]\d*$")
-# D (deuterated solvents) but not T: "THF" is no formula
-_SYMBOLS = frozenset(e.symbol for e in periodic_table) | {"D"}
-_HYDROGENS = ("H", "D")  # PubChem writes D right after H
 
 
 def canonical_identifier(kind: str, value: str) -> str | None:
@@ -224,70 +217,6 @@ def canonical_identifier(kind: str, value: str) -> str | None:
     if kind == "smiles":
         return value if value and " " not in value else None
     return value or None  # a kind the spec declares and chemistry does not know: as written
-
-
-def hill_formula(text: str) -> str | None:
-    """A molecular formula in Hill order over its whole composition (C, H, then alphabetical;
-    without C all alphabetical; D right after H, as PubChem writes it), or None when
-    `text` is not a formula.
-
-    >>> hill_formula("Cu(NO3)2·3H2O"), hill_formula("VCl3"), hill_formula("[Fe(CN)6]4-")
-    ('CuH6N2O9', 'Cl3V', 'C6FeN6-4')
-    >>> hill_formula("CH3CH2OH"), hill_formula("VOSO4·xH2O"), hill_formula("THF")
-    ('C2H6O', None, None)
-    >>> hill_formula("[Cu2]"), hill_formula("[Cu(NH3)4]SO4")
-    (None, 'CuH12N4O4S')
-    """
-    text = unicodedata.normalize("NFKC", text).replace(" ", "")
-    if text.startswith("[") and text.endswith("]"):
-        return None  # a building-unit fragment ("[Cu2]", "[(C6H4)(CO2)2]"), not a species
-    charge = _FORMULA_CHARGE.search(text)
-    body = text[:charge.start()] if charge else text
-    counts: Counter[str] = Counter()
-    for part in re.split(f"[{re.escape(_HYDRATE_DOTS)}]", body):
-        match = _FORMULA_PART.match(part)
-        part_counts = _formula_counts(match.group(2)) if match else None
-        if part_counts is None:
-            return None
-        for symbol, n in part_counts.items():
-            counts[symbol] += n * int(match.group(1) or 1)
-    order = sorted(counts, key=lambda s: _hill_key(s, carbon="C" in counts))
-    formula = "".join(s + (str(counts[s]) if counts[s] > 1 else "") for s in order)
-    if charge:
-        sign, digits = charge.group(0).strip("0123456789"), charge.group(0).strip("+-")
-        formula += sign + (digits if digits not in ("", "1") else "")
-    return formula
-
-
-def _hill_key(symbol: str, *, carbon: bool) -> tuple[str, int]:
-    if symbol in _HYDROGENS:
-        return ("", 1 + _HYDROGENS.index(symbol)) if carbon else ("H", _HYDROGENS.index(symbol))
-    return ("", 0) if carbon and symbol == "C" else (symbol, 0)
-
-
-def _formula_counts(text: str) -> Counter[str] | None:
-    """Element counts of one formula part with nested groups, or None."""
-    stack: list[Counter[str]] = [Counter()]
-    pos = 0
-    while pos < len(text):
-        match = _FORMULA_TOKEN.match(text, pos)
-        if match is None:
-            return None
-        symbol, n, opening, closing, group_n = match.groups()
-        if symbol:
-            if symbol not in _SYMBOLS:
-                return None
-            stack[-1][symbol] += int(n or 1)
-        elif opening:
-            stack.append(Counter())
-        else:
-            if len(stack) == 1:
-                return None
-            group = stack.pop()
-            for key, value in group.items():
-                stack[-1][key] += value * int(group_n or 1)
-        pos = match.end()
-    return stack[0] if len(stack) == 1 and stack[0] else None
 
 
 def _cas_valid(value: str) -> bool:
