@@ -17,12 +17,12 @@ from pyoxigraph import NamedNode, Quad
 from store_helpers import OxigraphServer
 from virtuoso_helpers import VirtuosoServer, missing_reason
 
+from kgctl.chemistry.reference import MINTED_GRAPH
 from kgctl.dedup.job import DEDUP_GRAPH, DEDUP_PROVENANCE, run
 from kgctl.dedup.spec import load_specs
 from kgctl.errors import StoreError
 from kgctl.grounding.commands import load_matcher
 from kgctl.grounding.materialise import materialise
-from kgctl.grounding.reference import MINTED_GRAPH
 from kgctl.store import EmbeddedStore, canonical_nquads, open_store
 from kgctl.store.canonical import canonical_text
 
