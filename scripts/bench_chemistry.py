@@ -35,10 +35,10 @@ from pathlib import Path
 
 from kgctl.assets import asset_dir
 from kgctl.chemistry.cbu import derive_units
+from kgctl.chemistry.formula import hill_formula
 from kgctl.chemistry.linker import derive_linker
 from kgctl.chemistry.opsin import Opsin
 from kgctl.chemistry.structure import describe
-from kgctl.grounding.normalise import hill_formula
 
 # metals of the ground truth's formulas (also those no family covers: W, Pd, ...)
 METALS = {"Cu", "Zr", "V", "Fe", "Cr", "Mo", "Ni", "Co", "Mg", "W", "Pd", "Zn", "Rh"}

@@ -25,12 +25,12 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from kgctl.assets import asset_dir
+from kgctl.chemistry.naming import GREEK, canonical_identifier, normalise_name
 from kgctl.chemistry.reference import build_reference, read_rows, table_paths
 from kgctl.grounding.abbreviations import table as abbreviation_table
 from kgctl.grounding.harvest import harvest_rows, load_cache, save_cache
 from kgctl.grounding.index import LABEL_FIELD, LabelIndex
 from kgctl.grounding.matcher import Matcher, vote
-from kgctl.grounding.normalise import GREEK, canonical_identifier, normalise_name
 from kgctl.grounding.server import start_server, stop_server
 from kgctl.grounding.sources import EndpointSource
 from kgctl.grounding.spec import Thresholds, load_spec
@@ -125,8 +125,9 @@ def main() -> None:
               "all": rng.sample(pool, 2 * args.heldout)}
     removed = {pair for drawn in splits.values() for pair in drawn}
     t = time.perf_counter()
-    index = LabelIndex.build(r for r in harvested
-                             if not (r[1].startswith(LABEL_FIELD) and (r[0], r[2]) in removed))
+    index = LabelIndex.build((r for r in harvested
+                              if not (r[1].startswith(LABEL_FIELD) and (r[0], r[2]) in removed)),
+                             naming=spec.naming)
     print(f"index build: {index.summary()}, {time.perf_counter() - t:.1f} s")
     cache = args.work / "species.index"
     save_cache(cache, index)
@@ -297,8 +298,9 @@ def mop30(matcher: Matcher) -> None:
     by_name = by_all = consistent = multi = 0
     for names, formula in chemicals:
         results = [matcher.lookup(n) for n in names]
-        by_name += vote(results)[0] is not None
-        by_all += vote(results + [matcher.lookup(f) for f in formula])[0] is not None
+        by_name += vote(results, matcher.naming)[0] is not None
+        with_formula = results + [matcher.lookup(f) for f in formula]
+        by_all += vote(with_formula, matcher.naming)[0] is not None
         hits = {r.match.iri for r in results if r.match is not None}
         if sum(r.match is not None for r in results) >= 2:
             multi += 1

@@ -19,6 +19,13 @@ from kgctl.grounding.server import start_server, stop_server
 from kgctl.grounding.sources import EmbeddedSource, EndpointSource
 from kgctl.grounding.spec import LabelField, Thresholds, load_spec
 
+CHEMISTRY = "kgctl.chemistry.naming:NAMING"  # the mop30 pack's naming hook
+
+
+def chemistry_index(rows):
+    return LabelIndex.build(rows, naming=CHEMISTRY)
+
+
 SPEC = load_spec("species")
 
 
@@ -90,7 +97,7 @@ def test_isomers_and_oxidation_states_stay_distinct(reference, tmp_path, name, e
 
 
 def test_fuzzy_never_merges_cis_trans_or_locants():
-    index = LabelIndex.build([("ex:cis", "label:0", "cis-1,2-dichloroethene"),
+    index = chemistry_index([("ex:cis", "label:0", "cis-1,2-dichloroethene"),
                               ("ex:12", "label:0", "1,2-dichlorobenzene")])
     matcher = Matcher(index, Thresholds(fuzzy_score=80, margin=0, candidates=5))
     assert matcher.lookup("trans-1,2-dichloroethene").match is None

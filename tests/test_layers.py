@@ -110,19 +110,6 @@ def test_the_word_list_finds_what_it_must():
     assert _WORD.findall("mopping the formula unit of a material") == []
 
 
-# Packages that still carry the first domain, with the number of hits they may not exceed
-# (a ratchet: lower it as they are cleaned, never raise it). grounding: the chemistry-aware
-# name and identifier normalisation its matcher and index use, the species tool names of its
-# MCP server.
-NOT_YET_GENERIC = {"grounding": 94}
-
-
 def test_generic_packages_name_no_domain():
-    found = [hit for package in GENERIC if package not in NOT_YET_GENERIC
-             for hit in domain_words(package)]
+    found = [hit for package in GENERIC for hit in domain_words(package)]
     assert found == [], f"{len(found)} domain words, first: {found[:20]}"
-
-
-def test_packages_not_yet_generic_do_not_regress():
-    counts = {package: len(domain_words(package)) for package in NOT_YET_GENERIC}
-    assert all(counts[p] <= limit for p, limit in NOT_YET_GENERIC.items()), counts

@@ -36,6 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
+from kgctl.chemistry.formula import hill_formula
 from kgctl.chemistry.names import Resolution, resolve
 from kgctl.chemistry.opsin import Opsin, opsin_jar
 from kgctl.chemistry.reference import (
@@ -52,7 +53,7 @@ from kgctl.chemistry.reference import (
 from kgctl.chemistry.structure import CHARGED, Structure, uncharged
 from kgctl.errors import InputError
 from kgctl.grounding.matcher import Candidate, Matcher
-from kgctl.grounding.normalise import hill_formula, squeeze
+from kgctl.grounding.normalise import squeeze
 from kgctl.store import open_store
 from kgctl.store.base import GraphStore
 

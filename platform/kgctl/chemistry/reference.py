@@ -26,8 +26,8 @@ import chemicals
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad, Store
 
+from kgctl.chemistry.naming import canonical_identifier
 from kgctl.errors import InputError, StoreError
-from kgctl.grounding.normalise import canonical_identifier
 
 OS = "http://www.theworldavatar.com/ontology/ontospecies/OntoSpecies.owl#"
 KGREF = "https://w3id.org/kgctl/reference/"

@@ -4,8 +4,6 @@ folder (none when the pack has no such table).
 An abbreviation adds its expansion as one more surface name; it never replaces the name.
 Case matters first (``DMA`` is not ``dma``); a case-insensitive hit is used only when unique.
 
->>> expansions("DMF")
-('N,N-dimethylformamide',)
 >>> expansions(" meoh ")
 ('methanol',)
 >>> expansions("copper nitrate")

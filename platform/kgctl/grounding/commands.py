@@ -24,7 +24,7 @@ MODES = ("sameas", "rewrite")
 MCP_PORT = 8767
 
 
-def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | None,
+def load_matcher(class_name: str | None, *, endpoint: str | None, reference: Path | None,
                  cache_dir: Path | None, refresh: bool, domain: str | None = None
                  ) -> tuple[Matcher, GroundingSpec]:
     """Harvest (or load from cache) the index of the class; keep the last good cache."""
@@ -48,8 +48,9 @@ def load_matcher(class_name: str, *, endpoint: str | None, reference: Path | Non
 
 def _source_options(command):
     for option in reversed([
-        click.option("--class", "class_name", default="Species", show_default=True,
-                     help="Target class (its spec in the domain pack's grounding/)."),
+        click.option("--class", "class_name", default=None,
+                     help="Target class (its spec in the domain pack's grounding/; default: "
+                          "the pack's only or first spec)."),
         domain_option,
         click.option("--reference-endpoint", "endpoint", metavar="URL",
                      help="SPARQL endpoint URL of the reference KG (instead of --reference)."),
@@ -74,24 +75,24 @@ def _source_options(command):
 @click.option("--mode", type=click.Choice(MODES), default="sameas", show_default=True)
 @click.option("--dry-run", is_flag=True, help="Print the mapping, write nothing.")
 @click.option("--structures", is_flag=True,
-              help="Also parse names to structures (OPSIN) and find them by InChIKey; needs "
-                   "kgctl[chem] and Java.")
+              help="Also parse names to structures with the domain pack's 'structures' hook "
+                   "(an extension tier; it may need extras, see docs/grounding.md).")
 @click.option("--mint", is_flag=True,
-              help="With --structures: mint a new species, in the reference store's own graph "
-                   "of minted species, for a chemical whose names parse to a structure the "
-                   "reference lacks when a stated formula or a second name agrees.")
+              help="With --structures: mint a new reference entity, in the reference store's "
+                   "own graph of minted entities, for an entity whose names parse to a "
+                   "structure the reference lacks when the hook's evidence agrees.")
 @click.option("--json", "as_json", is_flag=True, help="Decisions as JSON.")
 @click.pass_context
-def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: str | None,
+def command(ctx: click.Context, class_name: str | None, domain: str | None, endpoint: str | None,
             reference: Path | None, cache_dir: Path | None, refresh: bool,
             store_path: Path | None,
             store_endpoint: str | None, papers: tuple[str, ...], all_papers: bool, mode: str,
             dry_run: bool, structures: bool, mint: bool, as_json: bool) -> None:
     """Ground locally minted entities of paper graphs against a reference KG.
 
-    Example: kgctl ground --class Species --store kg/ --all --dry-run
+    Example: kgctl ground --store kg/ --all --dry-run
 
-    Example: kgctl ground --class Species --store kg/ --all --structures
+    Example: kgctl ground --store kg/ --all --structures
 
     Example: kgctl ground --reference ref/ --store kg/ --all --structures --mint --dry-run
     """
@@ -107,7 +108,7 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
         raise InputError("give --store PATH or --endpoint URL, and --paper ID or --all "
                          "(see --help)")
     if mint and not structures:
-        raise InputError("--mint needs --structures: minted species are written into the "
+        raise InputError("--mint needs --structures: minted entities are written into the "
                          "reference (--reference, or --reference-endpoint with update rights)")
     store = open_store(path=store_path, endpoint=store_endpoint, create=False)
     try:
@@ -134,8 +135,8 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
         store.close()
     if minter is not None:
         proposed = {d.match.iri for d in decisions if d.match and d.match.method == "minted"}
-        click.echo(f"{len(proposed)} species would be minted (dry run: nothing written)"
-                   if dry_run else f"{len(minter.written)} species newly minted", err=True)
+        click.echo(f"{len(proposed)} {spec.name} would be minted (dry run: nothing written)"
+                   if dry_run else f"{len(minter.written)} {spec.name} newly minted", err=True)
     if as_json:
         click.echo(json.dumps([d.model_dump(mode="json", exclude={"results"})
                                for d in decisions], indent=2))
@@ -145,7 +146,7 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
              f"{d.match.score:.1f}" if d.match else "",
              ("written" if d.written else "dry run" if dry_run else "unchanged") if d.match
              else "") for d in decisions]
-    _table(("paper", "name", "reference species", "method", "score", "state"), rows)
+    _table(("paper", "name", f"reference {spec.name}", "method", "score", "state"), rows)
     grounded = sum(d.match is not None for d in decisions)
     click.echo(f"{grounded}/{len(decisions)} entities grounded", err=True)
 
@@ -159,9 +160,9 @@ def command(ctx: click.Context, class_name: str, domain: str | None, endpoint: s
 def lookup(obj: dict, names: tuple[str, ...], k: int | None, as_json: bool) -> None:
     """Print the accepted match and ranked candidates of each NAME.
 
-    Example: kgctl ground lookup DMF "copper(II) chloride" --json
+    Example: kgctl ground lookup methanol "copper(II) chloride" --json
     """
-    matcher, _ = load_matcher(**obj)
+    matcher, spec = load_matcher(**obj)
     results = [matcher.lookup(name, k=k) for name in names]
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
@@ -171,11 +172,11 @@ def lookup(obj: dict, names: tuple[str, ...], k: int | None, as_json: bool) -> N
                  if r.match else "no match")
         click.echo(f"{r.name}: {match} [{r.reason}]")
         if r.candidates:
-            _table(("score", "method", "agrees", "species", "matched text", "iri"),
+            _table(("score", "method", "agrees", spec.name, "matched text", "iri"),
                    [(f"{c.score:.1f}", c.method, "yes" if c.agrees else "no", c.label,
                      c.matched, c.iri) for c in r.candidates], indent=4)
-    click.echo("candidates are ranked by method, then whether locants, charges and stereo "
-               "agree with the name, then score", err=True)
+    click.echo("candidates are ranked by method, then whether the protected parts (numbers, "
+               "and what the domain's naming adds) agree with the name, then score", err=True)
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], *, indent: int = 0) -> None:
@@ -195,15 +196,19 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
     """Propose a grounding spec from the endpoint's own evidence for --class (an IRI or a
     known class name): label-like and identifier-like predicates with counts and examples.
 
-    Example: kgctl ground --reference-endpoint http://127.0.0.1:7879/query --class Species inspect
+    Example: kgctl ground --reference-endpoint http://127.0.0.1:7879/query inspect
     """
     import yaml
 
     reference = obj["reference"] if obj["endpoint"] else (obj["reference"] or default_reference())
     source = open_source(endpoint=obj["endpoint"], store=reference)
     cls = obj["class_name"]
-    target = cls if "://" in cls else spec_for_class(cls, domain=obj["domain"]).target_class
-    proposal = propose_spec(source, target, limit=limit)
+    if cls is not None and "://" in cls:
+        target, naming = cls, load_pack(obj["domain"]).manifest.hooks.get("naming")
+    else:
+        spec = spec_for_class(cls, domain=obj["domain"])
+        target, naming = spec.target_class, spec.naming
+    proposal = propose_spec(source, target, limit=limit, naming=naming)
     click.echo(json.dumps(proposal, indent=2) if as_json
                else yaml.safe_dump(proposal, sort_keys=False, allow_unicode=True))
 
@@ -212,19 +217,21 @@ def inspect(obj: dict, limit: int, as_json: bool) -> None:
 @transport_options(MCP_PORT)
 @click.pass_obj
 def mcp(obj: dict, transport: str, host: str, port: int, session_idle: float) -> None:
-    """Serve lookup_species / lookup_identifier / describe_species over MCP; the index loads
-    in the background, so clients connect at once (docs/mcp.md).
+    """Serve lookup / lookup_identifier / describe tools named after the spec (e.g.
+    lookup_<spec name>) over MCP; the index loads in the background, so clients connect at
+    once (docs/mcp.md).
 
     Example: kgctl ground --reference ref/ mcp --transport http
     """
     from kgctl.grounding.mcp_server import build_server
 
     # an unknown class fails here, before serving
-    spec_for_class(obj["class_name"], domain=obj["domain"])
+    spec = spec_for_class(obj["class_name"], domain=obj["domain"])
     if obj["endpoint"] is None and not Path(obj["reference"] or default_reference()).is_dir():
         raise InputError(f"no reference store at {obj['reference'] or default_reference()}; "
                          "run `kgctl reference build`")
-    server = build_server(lambda: load_matcher(**obj)[0])
+    server = build_server(lambda: load_matcher(**obj)[0], entity=spec.name,
+                          kinds=tuple(dict.fromkeys(f.kind for f in spec.identifiers)))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 

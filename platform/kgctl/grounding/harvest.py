@@ -5,10 +5,11 @@ as they arrive so an interrupted harvest resumes, and turned into a LabelIndex o
 last page is in. The cache key is endpoint + spec + data fingerprint; the previous good cache is
 replaced atomically only after a new one is complete.
 
->>> from kgctl.grounding.spec import load_spec
->>> q = page_query(load_spec("species"), lo="ex:a", hi="ex:b")
->>> q.count("UNION"), 'STR(?s) <= "ex:b"' in q
-(9, True)
+>>> from kgctl.grounding.spec import spec_for_class
+>>> spec = spec_for_class(None)  # the default pack's first spec
+>>> q = page_query(spec, lo="ex:a", hi="ex:b")
+>>> q.count("UNION") == len(spec.labels) + len(spec.identifiers), 'STR(?s) <= "ex:b"' in q
+(True, True)
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from kgctl.grounding.spec import GroundingSpec, PathField
 from kgctl.store.endpoint import RowCapError
 from kgctl.store.sparql import term_to_sparql
 
-INDEX_FORMAT = "4"
+INDEX_FORMAT = "5"  # 5: the index keeps its naming
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 Progress = Callable[[int, int], None]  # (rows so far, subjects so far)
 
@@ -53,7 +54,7 @@ def harvest_index(source: SparqlSource, spec: GroundingSpec, *, cache_dir: Path 
     if refresh:
         partial.unlink(missing_ok=True)
     rows = harvest_rows(source, spec, partial=partial, progress=progress)
-    index = LabelIndex.build(rows)
+    index = LabelIndex.build(rows, naming=spec.naming)
     save_cache(final, index)
     partial.unlink(missing_ok=True)
     (cache_dir / f"{_stream_key(source.name, spec)}.current").write_text(final.name)

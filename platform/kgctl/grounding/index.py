@@ -3,7 +3,8 @@
 Built from harvest rows ``(entity IRI, field, value)`` where field is ``label:<priority>`` or
 ``id:<kind>``. Labels are stored normalised and de-duplicated (CSR arrays to their entities),
 with their skeletons (the fuzzy tier's form); character trigrams of the skeletons block the
-fuzzy search.
+fuzzy search. The index keeps the hook target of the `Naming` it was built with (None: the
+generic rules), so the matcher normalises queries the same way.
 
 >>> index = LabelIndex.build([
 ...     ("ex:a", "label:0", "Ethanol"), ("ex:a", "label:1", "ethyl alcohol"),
@@ -29,13 +30,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kgctl.grounding.normalise import (
-    canonical_identifier,
-    normalise_name,
-    protected_signature,
-    skeleton,
-    squeeze,
-)
+from kgctl.grounding.normalise import naming_of, skeleton, squeeze
 
 Row = tuple[str, str, str | None]
 LABEL_FIELD = "label:"
@@ -65,10 +60,13 @@ class LabelIndex:
         # squeezed labels as sorted 64-bit hashes: no per-label objects to rebuild on load
         self.squeeze_hash: np.ndarray = state["squeeze_hash"]
         self.squeeze_label: np.ndarray = state["squeeze_label"]
+        self.naming_target: str | None = state["naming"]
+        self.naming = naming_of(self.naming_target)
         self.entity_id = {iri: i for i, iri in enumerate(self.entities)}
 
     @classmethod
-    def build(cls, rows: Iterable[Row]) -> LabelIndex:
+    def build(cls, rows: Iterable[Row], *, naming: str | None = None) -> LabelIndex:
+        rules = naming_of(naming)
         entities: set[str] = set()
         labels: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)  # norm -> iri -> best
         identifiers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -78,7 +76,7 @@ class LabelIndex:
                 continue
             if field.startswith(LABEL_FIELD):
                 priority = int(field[len(LABEL_FIELD):])
-                norm = normalise_name(value)
+                norm = rules.normalise(value)
                 if not norm:
                     continue
                 best = labels[norm].get(subject)
@@ -86,7 +84,7 @@ class LabelIndex:
                     labels[norm][subject] = (priority, value)
             elif field.startswith(ID_FIELD):
                 kind = field[len(ID_FIELD):]
-                canonical = canonical_identifier(kind, value)
+                canonical = rules.canonical(kind, value)
                 if canonical is not None:
                     identifiers[kind][canonical].add(subject)
         order = sorted(entities)
@@ -108,7 +106,7 @@ class LabelIndex:
             ptr.append(len(pair_entity))
         squeezed = [squeeze(x) for x in label_list]
         skeletons = [skeleton(x) for x in label_list]
-        signatures = np.fromiter((key_hash(protected_signature(x)) for x in label_list),
+        signatures = np.fromiter((key_hash(rules.signature(x)) for x in label_list),
                                  dtype=np.int64, count=len(label_list))
         tri_keys, tri_ptr, tri_labels = trigram_postings(skeletons)
         hashes = np.fromiter((key_hash(x) for x in squeezed), dtype=np.int64, count=len(squeezed))
@@ -127,6 +125,7 @@ class LabelIndex:
                             for k, values in sorted(identifiers.items())},
             "tri_keys": tri_keys, "tri_ptr": tri_ptr, "tri_labels": tri_labels,
             "squeeze_hash": hashes[by_hash], "squeeze_label": by_hash.astype(np.int32),
+            "naming": naming,
         })
 
     @classmethod
@@ -143,6 +142,7 @@ class LabelIndex:
             "identifiers": self.identifiers, "tri_keys": self.tri_keys,
             "tri_ptr": self.tri_ptr, "tri_labels": self.tri_labels,
             "squeeze_hash": self.squeeze_hash, "squeeze_label": self.squeeze_label,
+            "naming": self.naming_target,
         }
 
     def label_id(self, normalised: str) -> int | None:

@@ -2,10 +2,11 @@
 
 For a sample of instances of a class, every literal-valued predicate (one hop) and every
 identifier-node value (two hops) is counted and classified as identifier-like (values are
-well-formed InChIKeys, CAS numbers ...) or label-like (free text with letters).
+well-formed instances of an identifier kind the domain's `Naming` recognises by shape) or
+label-like (free text with letters).
 
->>> classify(["64-17-5", "7732-18-5"]), classify(["ethanol", "water"]), classify(["1", "2"])
-('cas', 'label', None)
+>>> classify(["Paris", "Lyon"]), classify(["1", "2"])
+('label', None)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from pyoxigraph import NamedNode
 
 from kgctl.errors import InputError
-from kgctl.grounding.normalise import IDENTIFIER_KINDS, canonical_identifier
+from kgctl.grounding.normalise import GENERIC, Naming, naming_of
 from kgctl.grounding.sources import SparqlSource
 from kgctl.store.sparql import term_to_sparql
 
@@ -22,7 +23,11 @@ EXAMPLES = 3
 _LABEL_SHARE = 0.5
 
 
-def propose_spec(source: SparqlSource, target_class: str, *, limit: int) -> dict:
+def propose_spec(source: SparqlSource, target_class: str, *, limit: int,
+                 naming: str | None = None) -> dict:
+    """Label and identifier candidates of `target_class`; identifiers as `naming` (a hook
+    target, None: the generic rules, which recognise no kind) tells them."""
+    rules = naming_of(naming)
     cls = term_to_sparql(NamedNode(target_class))
     sample = f"{{ SELECT ?s WHERE {{ ?s a {cls} }} LIMIT {int(limit)} }}"
     one_hop = source.select(f"""SELECT ?p ?v WHERE {{ {sample} ?s ?p ?v FILTER(isLiteral(?v)) }}""")
@@ -38,7 +43,7 @@ def propose_spec(source: SparqlSource, target_class: str, *, limit: int) -> dict
     labels, identifiers, other = [], [], []
     for path, values in sorted(groups.items()):
         finding = {"path": list(path), "count": len(values), "examples": values[:EXAMPLES]}
-        kind = classify(values[:SAMPLE_VALUES])
+        kind = classify(values[:SAMPLE_VALUES], rules)
         if kind == "label":
             labels.append(finding)
         elif kind is not None:
@@ -50,11 +55,10 @@ def propose_spec(source: SparqlSource, target_class: str, *, limit: int) -> dict
             "identifiers": identifiers, "other_literals": other}
 
 
-def classify(values: list[str]) -> str | None:
+def classify(values: list[str], naming: Naming = GENERIC) -> str | None:
     """'label', an identifier kind, or None (numbers, dates, ...)."""
-    for kind in ("inchikey", "cas", "inchi", "formula"):
-        if kind in IDENTIFIER_KINDS and values and all(
-                canonical_identifier(kind, v) is not None for v in values):
+    for kind in naming.kinds:
+        if values and all(naming.canonical(kind, v) is not None for v in values):
             return kind
     letters = sum(any(c.isalpha() for c in v) and not v.replace(".", "").isdigit()
                   for v in values)

@@ -1,39 +1,31 @@
 """Matching names against a label index: identifiers, then exact, then fuzzy.
 
-Tiers, first decisive one wins: a well-formed identifier (InChIKey, InChI, CAS, formula) that
-points at one entity (a formula with carbon never decides: one reference species with it is no
-proof that the name meant that isomer, so it only ranks candidates); the normalised name equal
-to a label; the squeezed name (no spaces or hyphens) equal to a label; rapidfuzz over the
-trigram-blocked skeletons of the labels (also without brackets) with a score threshold and a
-margin. A fuzzy candidate *agrees* when its protected signature (locants, charges, stereo, chain
-stems) equals the name's: agreeing candidates rank first, only they count as rivals for the
-margin ("(2,5-...)" is no rival of "(2,6-...)"), and a match must agree.
+Tiers, first decisive one wins: a well-formed identifier (of a kind the grounding spec declares)
+that points at one entity, when the index's `Naming` calls it decisive (a domain may say an
+identifier only ranks candidates); the normalised name equal to a label; the squeezed name (no
+spaces or hyphens) equal to a label; rapidfuzz over the trigram-blocked skeletons of the labels
+(also without brackets) with a score threshold and a margin. A fuzzy candidate *agrees* when its
+protected signature (the parts the Naming says must not differ, numbers by default) equals the
+name's: agreeing candidates rank first, only they count as rivals for the margin ("route 65" is
+no rival of "route 66"), and a match must agree. Abbreviations come from the pack's table.
 
 >>> from kgctl.grounding.index import LabelIndex
 >>> index = LabelIndex.build([
-...     ("ex:12", "label:0", "1,2-dichlorobenzene"), ("ex:13", "label:0", "1,3-dichlorobenzene"),
-...     ("ex:cu1", "label:0", "copper(I) chloride"), ("ex:cu2", "label:0", "copper(II) chloride"),
-...     ("ex:dmf", "label:0", "N,N-dimethylformamide")])
+...     ("ex:65", "label:0", "Route 65 north"), ("ex:66", "label:0", "Route 66 north"),
+...     ("ex:gb", "label:0", "Great Britain"), ("ex:gb", "id:iso", "GB")])
 >>> matcher = Matcher(index, Thresholds(fuzzy_score=90, margin=3, candidates=10))
->>> matcher.lookup("Copper (II) Chloride").match.iri
-'ex:cu2'
->>> matcher.lookup("1,2-dichlorbenzene").match.iri
-'ex:12'
->>> matcher.lookup("1,4-dichlorobenzene").match is None
+>>> matcher.lookup("route  66 North").match.iri
+'ex:66'
+>>> matcher.lookup("Route 66 nort").match.iri
+'ex:66'
+>>> matcher.lookup("Route 67 north").match is None
 True
->>> matcher.lookup("DMF").match.method
-'abbreviation'
->>> index = LabelIndex.build([("ex:bpo", "label:0", "benzoyl peroxide"),
-...                           ("ex:bpo", "id:formula", "C14H10O4"), ("ex:v", "id:formula", "Cl3V")])
->>> matcher = Matcher(index, Thresholds(fuzzy_score=90, margin=3, candidates=10))
->>> found = matcher.lookup("C14H10O4")
->>> found.match is None, found.candidates[0].iri, matcher.lookup("VCl3").match.iri
-(True, 'ex:bpo', 'ex:v')
+>>> [c.iri for c in matcher.lookup_identifier("iso", " GB ")]
+['ex:gb']
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import unicodedata
 from collections.abc import Iterable
@@ -45,13 +37,7 @@ from rapidfuzz import fuzz, process
 from kgctl.errors import InputError
 from kgctl.grounding.abbreviations import expansions
 from kgctl.grounding.index import LabelIndex, key_hash, trigram_codes
-from kgctl.grounding.normalise import (
-    identifiers_in,
-    normalise_name,
-    protected_signature,
-    skeleton,
-    squeeze,
-)
+from kgctl.grounding.normalise import GENERIC, Naming, skeleton, squeeze
 from kgctl.grounding.spec import Thresholds
 
 MAX_NAME_CHARS = 1000
@@ -64,14 +50,14 @@ BLOCK_LABELS = 300
 # ...but stop adding trigrams once this many postings are read (after at least MIN_TRIGRAMS)
 POSTING_BUDGET = 20_000
 MIN_TRIGRAMS = 4
-# decisive methods, strongest first; used to weigh votes of several surface names
-METHOD_WEIGHT = {"inchikey": 5, "inchi": 5, "cas": 4, "structure": 4, "minted": 4,
-                 "abbreviation": 3,
-                 "exact": 3,
-                 "squeezed": 2, "fuzzy": 1, "formula": 1}
+# decisive methods of the generic tiers and of extension tiers (structure, minted), strongest
+# first; used to weigh votes of several surface names. An identifier kind weighs what the index's
+# Naming gives it (IDENTIFIER_WEIGHT when it gives none).
+METHOD_WEIGHT = {"structure": 4, "minted": 4, "abbreviation": 3, "exact": 3, "squeezed": 2,
+                 "fuzzy": 1}
+IDENTIFIER_WEIGHT = 5
 # (score, -priority, method, matched text, protected signature agrees with the name)
 Value = tuple[float, int, str, str, bool]
-_ORGANIC_FORMULA = re.compile(r"C(?![a-z])")  # Hill order puts carbon first
 FUZZY_SCORER = fuzz.ratio  # chosen by scripts/bench_grounding.py (see docs/grounding.md)
 
 
@@ -80,9 +66,8 @@ class Candidate(BaseModel):
     iri: str
     label: str  # the entity's preferred label
     score: float
-    # inchikey | inchi | cas | formula | structure | abbreviation | exact | squeezed | fuzzy,
-    # or hydrate (the anhydrous parent of a hydrate of unknown water content), or minted (a
-    # species minted from the structure of the names, kgctl.chemistry.mint)
+    # an identifier kind | abbreviation | exact | squeezed | fuzzy, or a method of a pack's
+    # extension tier (structure, minted), or hydrate (the Naming's parent of the name matched)
     method: str
     matched: str  # the reference label or identifier value that matched
     agrees: bool  # locants, charges and stereo descriptors agree with the name's
@@ -102,6 +87,7 @@ class Matcher:
         self.index = index
         self.thresholds = thresholds
         self.scorer = scorer
+        self.naming = index.naming  # normalise queries as the labels were
         # scratch trigram-hit counter per label, zero between lookups
         self._hits = np.zeros(len(index.labels), dtype=np.uint8)
         self._lengths = np.fromiter(map(len, index.skeletons), dtype=np.int32,
@@ -115,21 +101,19 @@ class Matcher:
         best: dict[int, Value] = {}  # entity -> (score, -priority, method, matched, agrees)
         decided = self._identifier_tier(name, best)
         for surface, method in [(name, "exact"), *((e, "abbreviation") for e in expansions(name))]:
-            self._exact_tier(normalise_name(surface), method, best)
-        norm = normalise_name(name)
+            self._exact_tier(self.naming.normalise(surface), method, best)
+        norm = self.naming.normalise(name)
         if not norm:
             raise InputError(f"name {name!r} is empty after normalisation")
         self._fuzzy_tier(norm, best)
         ranked = sorted(best.items(), key=lambda kv: (
-            tuple(-x for x in _rank(kv[1])), self.index.entities[kv[0]]))
+            tuple(-x for x in self._rank(kv[1])), self.index.entities[kv[0]]))
         candidates = tuple(self._candidate(e, v) for e, v in ranked[:k])
         match, reason = self._decide(ranked, decided)
         return LookupResult(name=name, match=match, candidates=candidates, reason=reason)
 
     def lookup_identifier(self, kind: str, value: str) -> list[Candidate]:
-        from kgctl.grounding.normalise import canonical_identifier
-
-        canonical = canonical_identifier(kind, value)
+        canonical = self.naming.canonical(kind, value)
         if canonical is None:
             raise InputError(f"{value!r} is not a well-formed {kind}")
         hits = self.index.identifiers.get(kind, {}).get(canonical, [])
@@ -139,12 +123,11 @@ class Matcher:
 
     def _identifier_tier(self, name: str, best: dict) -> str | None:
         decided = None
-        for kind, value in identifiers_in(name.strip()).items():
+        for kind, value in self.naming.identifiers_in(name.strip()).items():
             hits = self.index.identifiers.get(kind, {}).get(value, [])
             for e in hits:
-                _keep(best, e, (SCORE_IDENTIFIER, 0, kind, value, True))
-            if len(hits) == 1 and decided is None and not (
-                    kind == "formula" and _ORGANIC_FORMULA.match(value)):
+                self._keep(best, e, (SCORE_IDENTIFIER, 0, kind, value, True))
+            if len(hits) == 1 and decided is None and self.naming.decisive(kind, value):
                 decided = kind
         return decided
 
@@ -158,7 +141,7 @@ class Matcher:
         score = SCORE_EXACT if tier != "squeezed" else SCORE_SQUEEZED
         for label_id in label_ids:
             for e, priority, text in self.index.label_pairs(label_id):
-                _keep(best, e, (score, -priority, tier, text, True))
+                self._keep(best, e, (score, -priority, tier, text, True))
 
     def _fuzzy_tier(self, norm: str, best: dict) -> None:
         query = skeleton(norm)
@@ -167,12 +150,12 @@ class Matcher:
             return
         choices = [self.index.skeletons[i] for i in block.tolist()]
         limit = self.thresholds.candidates * 2
-        signature = key_hash(protected_signature(norm))
+        signature = key_hash(self.naming.signature(norm))
         for _, score, pos in process.extract(query, choices, scorer=self.scorer, limit=limit):
             label_id = int(block[pos])
             agrees = bool(self.index.signatures[label_id] == signature)
             for e, priority, text in self.index.label_pairs(label_id):
-                _keep(best, e, (float(score), -priority, "fuzzy", text, agrees))
+                self._keep(best, e, (float(score), -priority, "fuzzy", text, agrees))
 
     def _block(self, query: str) -> np.ndarray:
         """Label ids whose skeletons share the most of the query skeleton's rarest trigrams."""
@@ -229,13 +212,13 @@ class Matcher:
             return None, "no candidate"
         (top, value), runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
         score, _, method, _, agrees = value
-        if method in ("inchikey", "inchi", "cas", "formula"):
+        if method not in METHOD_WEIGHT:  # an identifier kind
             if decided == method:
                 return self._candidate(top, value), f"unique {method}"
             return None, (f"{method} of several entities" if runner and runner[1][2] == method
                           else f"{method} alone does not decide")
         if method in ("exact", "squeezed", "abbreviation"):
-            tied = runner is not None and _rank(runner[1]) == _rank(value)
+            tied = runner is not None and self._rank(runner[1]) == self._rank(value)
             if tied:
                 return None, f"{method} label shared by several entities"
             return self._candidate(top, value), f"{method} label"
@@ -249,13 +232,30 @@ class Matcher:
             return None, f"margin {margin:.1f} below {self.thresholds.margin}"
         return self._candidate(top, value), f"fuzzy score {score:.1f}, margin {margin:.1f}"
 
+    def _rank(self, value: Value) -> tuple[int, bool, float, int]:
+        score, neg_priority, method, _, agrees = value
+        return weight(method, self.naming), agrees, score, neg_priority
+
+    def _keep(self, best: dict, entity: int, value: Value) -> None:
+        old = best.get(entity)
+        if old is None or self._rank(value) > self._rank(old):
+            best[entity] = value
+
     def _candidate(self, entity: int, value: Value) -> Candidate:
         score, _, method, matched, agrees = value
         return Candidate(iri=self.index.entities[entity], label=self.index.display[entity],
                          score=round(score, 2), method=method, matched=matched, agrees=agrees)
 
 
-def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, float]]:
+def weight(method: str, naming: Naming) -> int:
+    """The vote weight of a match method (an identifier kind's from `naming`)."""
+    if method in METHOD_WEIGHT:
+        return METHOD_WEIGHT[method]
+    return naming.weights.get(method, IDENTIFIER_WEIGHT)
+
+
+def vote(results: Iterable[LookupResult], naming: Naming = GENERIC
+         ) -> tuple[Candidate | None, dict[str, float]]:
     """Combine the accepted matches of all surface names of one entity.
 
     Each accepted match votes with its method weight; ties go to the higher summed score, then
@@ -268,9 +268,9 @@ def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, f
             continue
         m = result.match
         entry = tally.setdefault(m.iri, [0.0, 0.0, m])
-        entry[0] += METHOD_WEIGHT[m.method]
+        entry[0] += weight(m.method, naming)
         entry[1] += m.score
-        if METHOD_WEIGHT[m.method] > METHOD_WEIGHT[entry[2].method]:
+        if weight(m.method, naming) > weight(entry[2].method, naming):
             entry[2] = m  # the winner is reported with its strongest method
     if not tally:
         return None, {}
@@ -279,7 +279,7 @@ def vote(results: Iterable[LookupResult]) -> tuple[Candidate | None, dict[str, f
 
 
 def check_name(name: str) -> None:
-    """Refuse names no chemical has: empty, longer than MAX_NAME_CHARS, control characters."""
+    """Refuse names nothing can be called: empty, longer than MAX_NAME_CHARS, control characters."""
     if not isinstance(name, str) or not name.strip():
         raise InputError("empty name")
     if len(name) > MAX_NAME_CHARS:
@@ -288,13 +288,3 @@ def check_name(name: str) -> None:
     if bad:
         raise InputError(f"name contains control characters ({', '.join(bad)})")
 
-
-def _rank(value: Value) -> tuple[int, bool, float, int]:
-    score, neg_priority, method, _, agrees = value
-    return METHOD_WEIGHT[method], agrees, score, neg_priority
-
-
-def _keep(best: dict, entity: int, value: Value) -> None:
-    old = best.get(entity)
-    if old is None or _rank(value) > _rank(old):
-        best[entity] = value

@@ -1,11 +1,11 @@
 """Write grounding decisions into paper graphs: owl:sameAs links or IRI rewriting.
 
-With a mint tier, an entity that nothing grounds may get a new reference species of its own
-(method `minted`, kgctl.chemistry.mint), linked by sameAs like any other match.
+With a mint tier (a pack's extension), an entity that nothing grounds may get a new reference
+entity of its own (method `minted`), linked by sameAs like any other match.
 
-A hydrate whose water content the paper does not state ("VOSO4·xH2O") is no species of the
-reference; when its anhydrous parent grounds, the entity is linked to it by `kg:hydrateOf`
-(never sameAs, never rewritten), and the decision's method says `hydrate`.
+When no name matches, the index's Naming may give a broader parent of a name (a hydrate of
+unstated water content: its anhydrous parent). When the parent grounds, the entity is linked to
+it by `kg:hydrateOf` (never sameAs, never rewritten), and the decision's method says `hydrate`.
 
 Each decision (names, candidates, scores, method) is stored as the provenance record of the
 write. Re-running gives the same graph: links that are already present are not written again.
@@ -19,15 +19,14 @@ from pydantic import BaseModel, ConfigDict
 from pyoxigraph import NamedNode, Triple
 
 from kgctl.errors import InputError
-from kgctl.grounding.matcher import METHOD_WEIGHT, Candidate, LookupResult, Matcher, vote
-from kgctl.grounding.normalise import hydrate_parent
+from kgctl.grounding.matcher import Candidate, LookupResult, Matcher, vote, weight
 from kgctl.grounding.spec import GroundingSpec, SourceClass
 from kgctl.store import CallRecord, GraphStore, utc_now
 from kgctl.store.sparql import term_to_sparql
 
 # an extra tier over all names of one entity (kgctl.chemistry.tier.StructureTier.lookup)
 NamesTier = Callable[[Sequence[str]], LookupResult | None]
-# the last resort for (paper, entity, names) no tier grounds: a new reference species minted
+# the last resort for (paper, entity, names) no tier grounds: a new reference entity minted
 # from agreeing evidence (kgctl.chemistry.mint.Minter.mint), or None
 MintTier = Callable[[str, str, Sequence[str]], Candidate | None]
 OWL_SAME_AS = NamedNode("http://www.w3.org/2002/07/owl#sameAs")
@@ -73,12 +72,12 @@ def decide(matcher: Matcher, paper: str, source: SourceClass, entity: str,
     parsed = structures(names) if structures is not None else None
     if parsed is not None:
         results.append(parsed)
-    match, votes = vote(results)
+    match, votes = vote(results, matcher.naming)
     if match is None:
         match, votes = _hydrate_of(matcher, names)
     if match is None and mint is not None:
         match = mint(paper, entity, names)
-        votes = {match.iri: METHOD_WEIGHT[match.method]} if match else {}
+        votes = {match.iri: weight(match.method, matcher.naming)} if match else {}
     return Decision(paper=paper, entity=entity, source_class=source.cls, names=tuple(names),
                     match=match, votes=votes, results=tuple(results))
 
@@ -94,7 +93,8 @@ def _lookups(matcher: Matcher, names: list[str]) -> list[LookupResult]:
 
 
 def _hydrate_of(matcher: Matcher, names: list[str]) -> tuple[Candidate | None, dict[str, float]]:
-    match, votes = vote(_lookups(matcher, [p for n in names if (p := hydrate_parent(n))]))
+    parents = [p for n in names if (p := matcher.naming.parent(n))]
+    match, votes = vote(_lookups(matcher, parents), matcher.naming)
     return (match.model_copy(update={"method": "hydrate"}) if match else None), votes
 
 

@@ -1,188 +1,98 @@
-"""Chemistry-aware normalisation of chemical names and canonical identifier formatting.
+"""Name normalisation and identifier formatting: the generic rules, and the `Naming` a domain
+pack may replace (its ``naming`` hook) with rules that know its vocabulary.
 
-The normaliser removes spelling noise only: case, whitespace, dash and quote variants, Greek
-letters, subscripts, bracket shapes, hydrate notation, oxidation-state spelling and the word
-order of inverted (CAS index) names. It never drops locants, primes, charges, stereo descriptors
-or brackets, so different chemicals stay different.
+The generic rules remove spelling noise only: Unicode forms, case, whitespace, dash and quote
+variants, accents and bracket shapes. Identifier values are kept as written (trimmed); which
+identifier kinds exist is whatever the grounding spec declares.
 
->>> normalise_name("Copper (II)  Nitrate · 3 H₂O")
-'copper(ii) nitrate·3h2o'
->>> normalise_name("copper(2+) nitrate trihydrate") == normalise_name("Copper(II) nitrate·3H2O")
-True
->>> normalise_name("β‐Alanine") == normalise_name(".beta.-alanine") == "beta-alanine"
-True
->>> normalise_name("1,2-dichlorobenzene") == normalise_name("1,3-dichlorobenzene")
-False
->>> normalise_name("4,4′-bipyridine")
-"4,4'-bipyridine"
->>> normalise_name("(±)-Nicotine") == normalise_name("(+/-)-nicotine") == "(+-)-nicotine"
-True
->>> normalise_name("Benzene, 1-chloro-2-iodo-, (S)-"), normalise_name("Acetic acid, vinyl ester")
-('(s)-1-chloro-2-iodobenzene', 'acetic acid vinyl ester')
->>> normalise_name("Benzoic acid, 3 chloro 4 methyl")  # hyphens lost: "-yl" ends a prefix too
-'3 chloro 4 methylbenzoic acid'
->>> squeeze(normalise_name("2,3-dihydroxy-benzoic acid")) == squeeze("2,3-dihydroxybenzoic acid")
-True
->>> protected_signature("cis-1,2-dichloroethene") == protected_signature("trans-1,2-dichloroethene")
-False
->>> protected_signature("(2e)-2-butenal") == protected_signature("(2z)-2-butenal")
-False
->>> protected_signature("methyl parasept") == protected_signature("ethyl parasept")
-False
+>>> normalise_name("  Café  Crème ‐ [Grand] ")
+'cafe creme - (grand)'
+>>> protected_signature("route 66 (2+)"), GENERIC.canonical("isbn", " 978-3 ")
+('2 66', '978-3')
+>>> squeeze("(+-)-trans-2-phenyl cyclopropanamine"), skeleton("bromo(nitro)methane")
+('(+-)trans2phenylcyclopropanamine', 'bromonitromethane')
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from functools import cache, lru_cache
+from types import MappingProxyType
+from typing import NamedTuple
 
-from chemicals.elements import periodic_table
+from kgctl.packs import resolve_hook
 
-GREEK = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta",
-    "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu",
-    "ξ": "xi", "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau",
-    "υ": "upsilon", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "µ": "mu",
-}
-_GREEK_TABLE = str.maketrans(GREEK)
-_GREEK_WORDS = "|".join(sorted(set(GREEK.values()), key=len, reverse=True))
-# PubChem writes Greek letters as ".alpha."
-_DOTTED_GREEK = re.compile(rf"\.({_GREEK_WORDS})\.")
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
 _PRIMES = dict.fromkeys(map(ord, "\u2018\u2019\u2032\u00b4\u0060\u201b"), "'")
 _DOUBLE_PRIMES = dict.fromkeys(map(ord, "\u2033\u201c\u201d"), "''")
 _BRACKETS = {ord("["): "(", ord("]"): ")", ord("{"): "(", ord("}"): ")"}
-_HYDRATE_DOTS = "·•∙⋅.*×"
-_NUMBER_WORDS = {
-    "hemi": "0.5", "mono": "1", "sesqui": "1.5", "di": "2", "tri": "3", "tetra": "4",
-    "penta": "5", "hexa": "6", "hepta": "7", "octa": "8", "nona": "9", "deca": "10",
-    "dodeca": "12",
-}
-_HYDRATE_WORD = re.compile(
-    rf"\s*\b({'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))})?hydrate\b"
-)
-_HYDRATE_DOT = re.compile(rf"\s*[{re.escape(_HYDRATE_DOTS)}]\s*(\d+(?:\.\d+)?|[xn])?\s*h2o\b")
-_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii")
-_ELEMENT_NAMES = "|".join(
-    sorted((e.name.lower() for e in periodic_table), key=len, reverse=True)
-    + ["aluminum", "cesium", "sulphur"]
-)
-# "copper(2+)" -> "copper(ii)": an element name followed by a cationic charge is its state
-_ELEMENT_CHARGE = re.compile(rf"\b({_ELEMENT_NAMES})\s*\(\s*([1-8])\+\s*\)")
-_ELEMENT_ROMAN = re.compile(rf"\b({_ELEMENT_NAMES})\s*\(\s*({'|'.join(_ROMAN)})\s*\)")
-_NO_SPACE_AROUND = "(,'-"
-_STEREO_WORDS = (
-    "cis", "trans", "e", "z", "r", "s", "d", "l", "dl", "rac", "meso", "endo", "exo", "syn",
-    "anti", "o", "m", "p", "n", "sec", "tert", "t", "iso", "neo", "ortho", "meta", "para",
-)
-# a comma ending a clause of an inverted name ("benzene, 1-chloro-, (s)-"): after a word of
-# three or more letters, a prefix's hyphen or an oxidation state; commas after digits, single
-# letters or Greek words separate locants
-_CLAUSE_COMMA = re.compile(r"(?:(?<=[a-z]{3})|(?<=-)|(?<=[a-z]\)))\s*,\s*")
 _SIGNED = re.compile(r"\([^()]*[+-]\)")  # "(-)", "(+-)", "(2-)": signs, not dashes
-# a clause that is a substituent prefix even without its trailing hyphen ("3 chloro 4 methyl")
-_PREFIX_END = re.compile(r"(?:yl|o|oxy|ylidene)\)*$")
-_DESCRIPTOR = re.compile(r"^\([^()]*\)-$")  # a whole bracketed stereo descriptor: "(+-)-"
-_GREEK_END = re.compile(rf"\b(?:{_GREEK_WORDS})$")
-# carbon-chain stems: "methyl" and "ethyl" are one letter apart and different chemicals
-_CHAIN_STEMS = ("meth", "eth", "prop", "but", "pent", "hex", "hept", "oct", "non", "dec")
-_PROTECTED = re.compile(
-    rf"\d+|\((?:{'|'.join(_ROMAN)})\)|[+-]\)|'+"
-    rf"|(?<![a-z])(?:{'|'.join(_STEREO_WORDS)}|{_GREEK_WORDS})(?![a-z])"  # also "(2e)", "3beta"
-    rf"|{'|'.join(_CHAIN_STEMS)}"
-)
+_NUMBERS = re.compile(r"\d+")
+
+
+class Naming(NamedTuple):
+    """How one domain spells names and identifiers (the matcher and the index use one)."""
+
+    normalise: Callable[[str], str]  # canonical spelling for exact matching
+    signature: Callable[[str], str]  # parts of a normalised name fuzzy matching must keep
+    canonical: Callable[[str, str], str | None]  # (kind, value) -> canonical value or None
+    identifiers_in: Callable[[str], dict[str, str]]  # identifier kinds a free-text name is
+    parent: Callable[[str], str | None]  # a broader name to try when a name matches nothing
+    decisive: Callable[[str, str], bool]  # whether one entity with (kind, value) is proof
+    kinds: tuple[str, ...] = ()  # identifier kinds `canonical` recognises (for inspect)
+    weights: Mapping[str, int] = MappingProxyType({})  # vote weight per identifier kind
 
 
 @lru_cache(maxsize=65536)
 def normalise_name(name: str) -> str:
-    """Canonical spelling of a chemical name for exact matching (see module doctest)."""
-    text = unicodedata.normalize("NFKC", name) if not name.isascii() else name
-    text = text.casefold()
-    if not text.isascii():  # subscripts, full-width forms, dashes, primes, Greek, accents
+    """Generic canonical spelling of a name (see module doctest)."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    if not text.isascii():
         text = text.translate(_DASHES).translate(_DOUBLE_PRIMES).translate(_PRIMES)
-        text = text.translate(_GREEK_TABLE)
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    if "." in text:
-        text = _DOTTED_GREEK.sub(r"\1", text)
-    if "+/-" in text or "±" in text:  # racemates: "(+/-)", "(±)" and "(+-)" alike
-        text = text.replace("+/-", "+-").replace("±", "+-")
-    text = " ".join(text.translate(_BRACKETS).split())
-    if "," in text:
-        text = _uninvert(text)
-    if "hydrate" in text:
-        text = _HYDRATE_WORD.sub(_hydrate_from_word, text)
-    if "h2o" in text:
-        text = _HYDRATE_DOT.sub(lambda m: f"·{m.group(1) or '1'}h2o", text)
-    if "(" in text:
-        if "+" in text:
-            text = _ELEMENT_CHARGE.sub(
-                lambda m: f"{m.group(1)}({_ROMAN[int(m.group(2)) - 1]})", text)
-        if " (" in text:
-            text = _ELEMENT_ROMAN.sub(r"\1(\2)", text)
-    if " " in text:  # single spaces by now: plain replaces beat a regex with a template
-        for char in _NO_SPACE_AROUND:
-            if char in text:
-                text = text.replace(" " + char, char).replace(char + " ", char)
-        text = text.replace(" )", ")")
-    return text.strip(" ;,")  # PubChem synonyms may end in a stray ";"
+    return " ".join(text.translate(_BRACKETS).split()).strip(" ;,")
 
 
-def _uninvert(text: str) -> str:
-    """An inverted name in reading order: "parent, prefix-, (stereo)-, modifier" becomes
-    "(stereo)-prefix-parent modifier". Only clause commas and a joining hyphen go, so the
-    protected signature is unchanged."""
-    cuts = [m for m in _CLAUSE_COMMA.finditer(text) if not _GREEK_END.search(text, 0, m.start())]
-    if not cuts:
-        return text
-    bounds = [0, *(m.start() for m in cuts), len(text)]
-    starts = [0, *(m.end() for m in cuts)]
-    parent, *clauses = (text[a:b].strip() for a, b in zip(starts, bounds[1:], strict=True))
-    prefixes = [c for c in clauses if c.endswith("-") or _PREFIX_END.search(c)]
-    joined = "".join(reversed(prefixes))
-    if joined.endswith("-") and parent[:1].isalpha() and not _DESCRIPTOR.match(prefixes[0]):
-        joined = joined[:-1]  # "1-methyl-" + "benzene": "1-methylbenzene"; "(-)-limonene" stays
-    return " ".join([joined + parent, *(c for c in clauses if c not in prefixes and c)])
+def protected_signature(normalised: str) -> str:
+    """The numbers of a normalised name, as a sorted multiset: names with different numbers
+    never match by fuzzy similarity."""
+    return " ".join(sorted(_NUMBERS.findall(normalised)))
 
 
-def _hydrate_from_word(match: re.Match[str]) -> str:
-    return f"·{_NUMBER_WORDS[match.group(1)] if match.group(1) else 'x'}h2o"
+def _canonical(kind: str, value: str) -> str | None:
+    value = unicodedata.normalize("NFKC", value).strip()
+    return value or None
 
 
-_UNKNOWN_HYDRATE = re.compile(
-    rf"(?:\s*[{re.escape(_HYDRATE_DOTS)}-]\s*x?|x)[xn]\s*h2o\s*$|\s+hydrate\s*$", re.IGNORECASE)
+GENERIC = Naming(normalise=normalise_name, signature=protected_signature, canonical=_canonical,
+                 identifiers_in=lambda name: {}, parent=lambda name: None,
+                 decisive=lambda kind, value: True)
 
 
-def hydrate_parent(name: str) -> str | None:
-    """The anhydrous name of a hydrate whose water content is not stated, else None.
-
-    >>> hydrate_parent("VOSO4·xH2O"), hydrate_parent("VOSO4xxH2O")
-    ('VOSO4', 'VOSO4')
-    >>> hydrate_parent("vanadyl sulfate hydrate"), hydrate_parent("NiCl2·6H2O")
-    ('vanadyl sulfate', None)
-    """
-    parent = _UNKNOWN_HYDRATE.sub("", name.strip())
-    return parent if parent and parent != name.strip() else None
+@cache
+def naming_of(target: str | None) -> Naming:
+    """The Naming a hook target ("module:attribute") names; the generic one for None."""
+    return GENERIC if target is None else resolve_hook(target, where="naming")
 
 
 def squeeze(normalised: str) -> str:
     """Coarser key: a normalised name without spaces and hyphens (spacing/dash variants).
 
-    >>> squeeze("(+-)-trans-2-phenyl cyclopropanamine"), squeeze("(+)-nicotine")
-    ('(+-)trans2phenylcyclopropanamine', '(+)nicotine')
+    >>> squeeze("(+)-trans-2-x"), squeeze("a (2-) b")
+    ('(+)trans2x', 'a(2-)b')
     """
     return _strip(normalised, " -")
 
 
 def skeleton(normalised: str) -> str:
     """The fuzzy tier's form: also without round brackets, which are often optional around a
-    substituent ("trichloro(ethyl)silane", "trichloroethylsilane"). Bracketed signs and charges
-    stay, and the protected signature still compares the full names.
+    part of a name. Bracketed signs and charges stay.
 
-    >>> skeleton("bromo(nitro)methane"), skeleton("(-)-limonene"), skeleton("copper(2+)")
-    ('bromonitromethane', '(-)limonene', 'copper(2+)')
+    >>> skeleton("(-)-x"), skeleton("y(2+)")
+    ('(-)x', 'y(2+)')
     """
     return _strip(normalised, " -()")
 
@@ -197,150 +107,3 @@ def _strip(text: str, chars: str) -> str:
         parts += [text[last:match.start()].translate(table), match.group(0)]
         last = match.end()
     return "".join([*parts, text[last:].translate(table)])
-
-
-def protected_signature(normalised: str) -> str:
-    """Locants, primes, charges, oxidation states, stereo descriptors and carbon-chain stems of
-    a normalised name, as a sorted multiset. Two names with different signatures never denote
-    the same chemical by fuzzy similarity.
-    """
-    return " ".join(sorted(_PROTECTED.findall(normalised)))
-
-
-# ---- identifiers -------------------------------------------------------------------------
-
-IDENTIFIER_KINDS = ("inchikey", "inchi", "smiles", "cas", "cid", "formula")
-_INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
-_CAS = re.compile(r"^(\d{2,7})-(\d{2})-(\d)$")
-_INCHI_BODY = re.compile(r"^1S?/[0-9]*[A-Z][A-Za-z0-9.()*]*(/\S*)?$")
-_FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)|([(\[])|([)\]])(\d*)")
-_FORMULA_PART = re.compile(r"^(\d*)(.+)$")
-# a trailing charge: "-", "+2", or "4-" after a bracketed ion ("[Fe(CN)6]4-")
-_FORMULA_CHARGE = re.compile(r"(?<=[)\]])\d*[+-]$|[+-]\d*$")
-# D (deuterated solvents) but not T: "THF" is no formula
-_SYMBOLS = frozenset(e.symbol for e in periodic_table) | {"D"}
-_HYDROGENS = ("H", "D")  # PubChem writes D right after H
-
-
-def canonical_identifier(kind: str, value: str) -> str | None:
-    """Canonical form of an identifier value, or None when it is not well formed.
-
-    >>> canonical_identifier("inchikey", " ulgzdmoveyaklm-uhfffaoysa-n ")
-    'ULGZDMOVEYAKLM-UHFFFAOYSA-N'
-    >>> canonical_identifier("cas", "64-17-5"), canonical_identifier("cas", "64-17-6")
-    ('64-17-5', None)
-    >>> canonical_identifier("inchi", "1S/CH4/h1H4"), canonical_identifier("inchi", "CH4/h1H4")
-    ('InChI=1S/CH4/h1H4', 'InChI=1S/CH4/h1H4')
-    >>> canonical_identifier("formula", "C2H6O"), canonical_identifier("formula", "ethanol")
-    ('C2H6O', None)
-    """
-    value = unicodedata.normalize("NFKC", value).strip()
-    if kind == "inchikey":
-        value = value.upper().removeprefix("INCHIKEY=")
-        return value if _INCHIKEY.match(value) else None
-    if kind == "inchi":
-        body = value.removeprefix("InChI=")
-        if not body.startswith(("1S/", "1/")):
-            if "/" not in body:
-                return None
-            body = "1S/" + body  # PubChem-derived tables omit the standard-InChI prefix
-        return "InChI=" + body if _INCHI_BODY.match(body) else None
-    if kind == "cas":
-        return value if _cas_valid(value) else None
-    if kind == "cid":
-        return str(int(value)) if value.isdigit() and int(value) > 0 else None
-    if kind == "formula":
-        return hill_formula(value)
-    if kind == "smiles":
-        return value if value and " " not in value else None
-    raise ValueError(f"unknown identifier kind {kind!r}")
-
-
-def hill_formula(text: str) -> str | None:
-    """A molecular formula in Hill order over its whole composition (C, H, then alphabetical;
-    without C all alphabetical; D right after H, as PubChem writes it), or None when
-    `text` is not a formula.
-
-    >>> hill_formula("Cu(NO3)2·3H2O"), hill_formula("VCl3"), hill_formula("[Fe(CN)6]4-")
-    ('CuH6N2O9', 'Cl3V', 'C6FeN6-4')
-    >>> hill_formula("CH3CH2OH"), hill_formula("VOSO4·xH2O"), hill_formula("THF")
-    ('C2H6O', None, None)
-    >>> hill_formula("[Cu2]"), hill_formula("[Cu(NH3)4]SO4")
-    (None, 'CuH12N4O4S')
-    """
-    text = unicodedata.normalize("NFKC", text).replace(" ", "")
-    if text.startswith("[") and text.endswith("]"):
-        return None  # a building-unit fragment ("[Cu2]", "[(C6H4)(CO2)2]"), not a species
-    charge = _FORMULA_CHARGE.search(text)
-    body = text[:charge.start()] if charge else text
-    counts: Counter[str] = Counter()
-    for part in re.split(f"[{re.escape(_HYDRATE_DOTS)}]", body):
-        match = _FORMULA_PART.match(part)
-        part_counts = _formula_counts(match.group(2)) if match else None
-        if part_counts is None:
-            return None
-        for symbol, n in part_counts.items():
-            counts[symbol] += n * int(match.group(1) or 1)
-    order = sorted(counts, key=lambda s: _hill_key(s, carbon="C" in counts))
-    formula = "".join(s + (str(counts[s]) if counts[s] > 1 else "") for s in order)
-    if charge:
-        sign, digits = charge.group(0).strip("0123456789"), charge.group(0).strip("+-")
-        formula += sign + (digits if digits not in ("", "1") else "")
-    return formula
-
-
-def _hill_key(symbol: str, *, carbon: bool) -> tuple[str, int]:
-    if symbol in _HYDROGENS:
-        return ("", 1 + _HYDROGENS.index(symbol)) if carbon else ("H", _HYDROGENS.index(symbol))
-    return ("", 0) if carbon and symbol == "C" else (symbol, 0)
-
-
-def _formula_counts(text: str) -> Counter[str] | None:
-    """Element counts of one formula part with nested groups, or None."""
-    stack: list[Counter[str]] = [Counter()]
-    pos = 0
-    while pos < len(text):
-        match = _FORMULA_TOKEN.match(text, pos)
-        if match is None:
-            return None
-        symbol, n, opening, closing, group_n = match.groups()
-        if symbol:
-            if symbol not in _SYMBOLS:
-                return None
-            stack[-1][symbol] += int(n or 1)
-        elif opening:
-            stack.append(Counter())
-        else:
-            if len(stack) == 1:
-                return None
-            group = stack.pop()
-            for key, value in group.items():
-                stack[-1][key] += value * int(group_n or 1)
-        pos = match.end()
-    return stack[0] if len(stack) == 1 and stack[0] else None
-
-
-def _cas_valid(value: str) -> bool:
-    match = _CAS.match(value)
-    if not match:
-        return False
-    digits = (match.group(1) + match.group(2))[::-1]
-    return sum((i + 1) * int(d) for i, d in enumerate(digits)) % 10 == int(match.group(3))
-
-
-def identifiers_in(name: str) -> dict[str, str]:
-    """Identifier kinds a free-text name is a well-formed instance of (InChIKey, CAS, ...).
-
-    >>> identifiers_in("64-17-5")
-    {'cas': '64-17-5'}
-    >>> identifiers_in("Cu(NO3)2"), identifiers_in("copper nitrate")
-    ({'formula': 'CuN2O6'}, {})
-    """
-    found = {}
-    kinds = ("inchikey", "inchi", "cas", "formula") if name.startswith("InChI=") else (
-        "inchikey", "cas", "formula")
-    for kind in kinds:
-        canonical = canonical_identifier(kind, name)
-        if canonical is not None:
-            found[kind] = canonical
-    return found

@@ -1,4 +1,4 @@
-"""Where the reference species KG lives: one place for every command.
+"""Where the reference KG lives: one place for every command.
 
 `kgctl reference build`, `kgctl ground` and `kgctl demo` all use `$KGCTL_REFERENCE`, else
 ``~/.cache/kgctl/reference/store`` (about 430 MB once built, plus about 190 MB of label index

@@ -41,7 +41,7 @@ def start_server(store: Path, *, host: str = LOOPBACK, port: int | None = None,
     mode = "serve-read-only" if read_only else "serve"
     process = subprocess.Popen(
         [oxigraph_binary(), mode, "--location", str(store), "--bind", f"{host}:{port}",
-         "--union-default-graph"],  # minted species live in a named graph
+         "--union-default-graph"],  # minted entities live in a named graph
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://{host}:{port}/query"
     try:

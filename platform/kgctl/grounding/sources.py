@@ -73,7 +73,7 @@ class EndpointSource:
 
 class EmbeddedSource:
     """A pyoxigraph store directory, opened read-only (a server may hold it too); queries see
-    all its graphs (the tables' default graph and the minted species' graph)."""
+    all its graphs (the tables' default graph and the minted entities' graph)."""
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)

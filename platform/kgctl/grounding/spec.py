@@ -1,15 +1,17 @@
 """Grounding specs: what to harvest from a reference endpoint and what to ground in the A-Box.
 
 A spec is YAML in a domain pack's ``grounding/<name>.yaml``; CURIEs are expanded with its
-``prefixes``.
+``prefixes``. Identifier kinds are names the spec chooses; how names and identifier values are
+normalised is the pack's ``naming`` hook (a `kgctl.grounding.normalise.Naming`), which a spec
+may also name itself (``naming: module:attribute``); without either, the generic rules.
 
->>> spec = load_spec("species")
->>> spec.target_class
-'http://www.theworldavatar.com/ontology/ontospecies/OntoSpecies.owl#Species'
->>> [f.kind for f in spec.identifiers][:2], spec.thresholds.margin
-(['inchikey', 'inchi'], 1.0)
->>> spec_for_class("os:Species").name
-'species'
+>>> spec = GroundingSpec.model_validate({
+...     "name": "country", "target_class": "http://example.org/Country",
+...     "labels": [{"path": ["http://www.w3.org/2000/01/rdf-schema#label"]}],
+...     "identifiers": [{"kind": "iso", "path": ["http://example.org/iso"]}],
+...     "thresholds": {"fuzzy_score": 95, "margin": 1, "candidates": 5}, "page_size": 1000})
+>>> [f.kind for f in spec.identifiers], spec.naming
+(['iso'], None)
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kgctl.errors import InputError
 from kgctl.packs import load_pack
 
-IdentifierKind = Literal["inchikey", "inchi", "smiles", "cas", "cid", "formula"]
+IdentifierKind = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 _MAX_HOPS = 2
 _IRI = re.compile(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]+$", re.IGNORECASE)
 
@@ -75,12 +77,14 @@ class GroundingSpec(Frozen):
     labels: tuple[LabelField, ...] = Field(min_length=1)
     identifiers: tuple[IdentifierField, ...] = ()
     sources: tuple[SourceClass, ...] = ()
+    naming: str | None = None  # hook target of the Naming (None: the generic rules)
     thresholds: Thresholds
     page_size: int = Field(ge=1, le=1_000_000)
 
     def fingerprint(self) -> str:
         """Stable digest of everything that shapes a harvested index."""
-        payload = self.model_dump_json(include={"target_class", "labels", "identifiers"})
+        payload = self.model_dump_json(
+            include={"target_class", "labels", "identifiers", "naming"})
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -95,7 +99,8 @@ def spec_folder(domain: str | Path | None) -> Path:
 
 
 def load_spec(name_or_path: str | Path, *, domain: str | Path | None = None) -> GroundingSpec:
-    """A spec of a domain pack by name (e.g. ``species``) or a spec file by path."""
+    """A spec of a domain pack by name or a spec file by path; its naming defaults to the
+    pack's ``naming`` hook."""
     path = Path(name_or_path)
     if not path.suffix:
         path = spec_folder(domain) / f"{name_or_path}.yaml"
@@ -108,6 +113,8 @@ def load_spec(name_or_path: str | Path, *, domain: str | Path | None = None) -> 
     if not isinstance(raw, dict):
         raise InputError(f"{path}: a grounding spec is a mapping")
     prefixes = raw.pop("prefixes", {}) or {}
+    if not Path(name_or_path).suffix or domain is not None:  # a pack's spec
+        raw.setdefault("naming", load_pack(domain).manifest.hooks.get("naming"))
     try:
         return GroundingSpec.model_validate(_expand(raw, prefixes))
     except ValidationError as exc:
@@ -116,10 +123,16 @@ def load_spec(name_or_path: str | Path, *, domain: str | Path | None = None) -> 
         raise InputError(f"{path}: {where}: {first['msg']}") from exc
 
 
-def spec_for_class(class_name: str, *, domain: str | Path | None = None) -> GroundingSpec:
-    """The pack's spec whose target class is `class_name` (local name, CURIE or IRI)."""
-    wanted = class_name.rsplit("#", 1)[-1].rsplit("/", 1)[-1].rsplit(":", 1)[-1].casefold()
+def spec_for_class(class_name: str | None, *, domain: str | Path | None = None
+                   ) -> GroundingSpec:
+    """The pack's spec whose target class is `class_name` (local name, CURIE or IRI); None:
+    the pack's first spec by name."""
     names = sorted(p.stem for p in spec_folder(domain).glob("*.yaml"))
+    if class_name is None:
+        if not names:
+            raise InputError("the domain pack has no grounding spec (grounding/*.yaml)")
+        return load_spec(names[0], domain=domain)
+    wanted = class_name.rsplit("#", 1)[-1].rsplit("/", 1)[-1].rsplit(":", 1)[-1].casefold()
     for name in names:
         spec = load_spec(name, domain=domain)
         if spec.target_class == class_name or spec.target_class.rsplit("#", 1)[-1].rsplit(
@@ -130,7 +143,7 @@ def spec_for_class(class_name: str, *, domain: str | Path | None = None) -> Grou
 
 
 def _expand(value: object, prefixes: dict[str, str]) -> object:
-    """Expand CURIEs (``os:Species``) in every string field that names an IRI."""
+    """Expand CURIEs (``ex:Country``) in every string field that names an IRI."""
     if isinstance(value, dict):
         return {k: (_curie(v, prefixes) if k in ("target_class", "class") else
                     [_curie(x, prefixes) for x in v] if k == "path" and isinstance(v, list) else
