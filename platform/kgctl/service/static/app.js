@@ -6,7 +6,7 @@ const ACCEPT = "application/sparql-results+json, text/turtle;q=0.9";
 const BROWSE_ROWS = 100;
 const $ = (id) => document.getElementById(id);
 let papers = [], prefixes = {};
-const loaded = Promise.all([loadPapers(), fetch("/prefixes").then((r) => r.json())
+const loaded = Promise.all([loadPapers(), KgResults.json("/prefixes")
   .then((found) => { prefixes = found; })]);
 
 // the dataset options of every request: union default graph, merged or raw entities
@@ -54,18 +54,18 @@ async function run(query) {
     status.className = "error"; status.textContent = `HTTP ${response.status}: ${line}`;
     return;
   }
-  if ((response.headers.get("content-type") || "").includes("json")) {
-    const data = JSON.parse(text);
-    const rows = data.results ? data.results.bindings.length : 1;
-    status.textContent = `${rows} row${rows === 1 ? "" : "s"} in ${ms} ms`;
-    await loaded;
-    await KgResults.render($("results"), data, { query, prefixes, papers,
-                                                  union: $("union").checked, run: runShown });
-  } else {
+  showDownloads(query);
+  if (!(response.headers.get("content-type") || "").includes("json")) {
     $("graph").hidden = false; $("graph").textContent = text;
     status.textContent = `graph in ${ms} ms`;
+    return;
   }
-  showDownloads(query);
+  const data = JSON.parse(text);
+  const rows = data.results ? data.results.bindings.length : 1;
+  status.textContent = `${rows} row${rows === 1 ? "" : "s"} in ${ms} ms`;
+  await loaded;
+  await KgResults.render($("results"), data, { query, prefixes, papers,
+                                                union: $("union").checked, run: runShown });
 }
 
 function showDownloads(query) {
@@ -86,7 +86,7 @@ function showDownloads(query) {
 }
 
 async function loadExamples() {
-  const examples = await (await fetch("/examples.json")).json();
+  const examples = await KgResults.json("/examples.json");
   const select = $("examples");
   examples.forEach((example, index) => {
     const option = select.appendChild(document.createElement("option"));
@@ -99,7 +99,7 @@ async function loadExamples() {
 }
 
 async function loadPapers() {
-  papers = await (await fetch("/papers")).json();
+  papers = await KgResults.json("/papers");
   const body = $("papers").tBodies[0];
   if (!papers.length) {
     const cell = body.insertRow().insertCell();

@@ -8,7 +8,7 @@ const KgResults = (() => {
   // an IRI that can be written between < > in a query as it is (results are IRIs already)
   const WRITABLE_IRI = /^[^\s<>"{}|^`\\]+$/;
   const MAX_LOOKUP = 400; // IRIs whose labels and links one lookup asks for
-  const LOOKUP_ATTEMPTS = 4;
+  const ATTEMPTS = 5; // a busy server answers 503 "retry later"
   const MAX_EVIDENCE = 4; // evidence links shown per entity
   const XSD = "http://www.w3.org/2001/XMLSchema#";
   const NUMERIC = /#(integer|decimal|double|float|long|int|short|byte|nonNegativeInteger|positiveInteger)$/;
@@ -28,6 +28,22 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
     node.append(...children);
     return node;
   };
+
+  /** fetch(), asked again a little later while the server answers 503 (busy). */
+  async function patiently(url, init) {
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await fetch(url, init);
+      if (response.status !== 503 || attempt === ATTEMPTS) return response;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+
+  /** The JSON a page route answers (papers, prefixes, examples). */
+  async function json(url) {
+    const response = await patiently(url);
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+    return response.json();
+  }
 
   /** The LIMIT and OFFSET a query ends with, or null: what the pager changes. */
   function paging(query) {
@@ -75,13 +91,8 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
     const found = new Map(wanted.map((iri) => [iri, { labels: new Set(), same: new Map(), papers: new Set() }]));
     if (!wanted.length) return found;
     const body = new URLSearchParams({ query: LOOKUP(wanted), "union-default-graph": "true", view: "raw" });
-    let response;
-    for (let attempt = 0; attempt < LOOKUP_ATTEMPTS; attempt += 1) {  // 503: the server is busy
-      if (attempt) await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-      response = await fetch("/query", { method: "POST", body,
-                                         headers: { Accept: "application/sparql-results+json" } });
-      if (response.status !== 503) break;
-    }
+    const response = await patiently("/query", { method: "POST", body,
+                                                  headers: { Accept: "application/sparql-results+json" } });
     if (!response.ok) return found;
     for (const row of (await response.json()).results.bindings) {
       const entry = found.get(row.iri.value);
@@ -217,5 +228,5 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
     }
   }
 
-  return { render, paging, describeQuery, compact };
+  return { render, describeQuery, json };
 })();

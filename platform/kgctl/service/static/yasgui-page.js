@@ -91,7 +91,7 @@ yasgui.on("tabSelect", () => { $("downloads").hidden = true; });
 yasgui.on("tabAdd", () => setTimeout(applyArgs));
 
 async function loadExamples() {
-  const examples = await (await fetch("/examples.json")).json();
+  const examples = await KgResults.json("/examples.json");
   const select = $("examples");
   examples.forEach((example, index) => select.add(new Option(example.title, String(index))));
   select.addEventListener("change", () => {
@@ -100,7 +100,7 @@ async function loadExamples() {
 }
 
 async function loadPrefixes() {
-  prefixes = await (await fetch("/prefixes")).json();
+  prefixes = await KgResults.json("/prefixes");
   for (const [prefix, namespace] of Object.entries(prefixes)) {
     const chip = document.createElement("button");
     chip.type = "button";
@@ -113,7 +113,7 @@ async function loadPrefixes() {
 }
 
 async function loadPapers() {
-  papers = await (await fetch("/papers")).json();
+  papers = await KgResults.json("/papers");
   const body = $("papers").tBodies[0];
   if (!papers.length) {
     const cell = body.insertRow().insertCell();
