@@ -2,8 +2,9 @@
 (`kgctl.chemistry.keys`) and minting, and the one Hill writer (`kgctl.chemistry.structure`).
 
 Hill order over the whole composition: C, H, then alphabetical; without C all alphabetical.
-An isotope follows its element, lightest first, written as RDKit and PubChem write them:
-``[13C]``, and D and T for ``[2H]`` and ``[3H]`` (D is read, T is not: "THF" is no formula).
+Isotopes are ordered and written as RDKit writes them: those of C and H right after their
+element (``C[13C]H3D``), the others after all natural elements, lightest first
+(``H4NNa[15N]``); ``[2H]`` and ``[3H]`` as D and T (D is read, T is not: "THF" is no formula).
 
 Hydrates and adducts are parts joined by a dot (or a space before the water: ``CuSO4 5H2O``),
 each with an optional leading multiplier; nested round or square groups multiply. A net charge
@@ -44,7 +45,9 @@ _FRAGMENT = re.compile(r"^\[(?!\d).*\]$")  # wholly bracketed, not opening with 
 _SUPERSCRIPT_CHARGE = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]*[⁺⁻]$")
 _SIGNS = str.maketrans({"−": "-", "–": "-", "⁻": "-", "⁺": "+", "＋": "+"})
 # a net charge: magnitude then sign after a bracket, caret or space; or sign then magnitude
-_CHARGE = re.compile(r"(?:(?<=[)\]])|\s*\^|\s+)(\d*)([+-])$|([+-])(\d*)$")
+_CHARGE_AFTER = re.compile(r"(?:(?<=[)\]])|\s*\^|\s+)(\d*)([+-])$")
+_CHARGE_SIGNED = re.compile(r"([+-])(\d*)$")
+_ISOTOPE_AT_END = re.compile(r"\[\d+[A-Z][a-z]?\]$")  # "[2H]3+": a count, then the charge
 ELEMENTS = frozenset(e.symbol for e in periodic_table)
 # hydrogen isotopes written as letters; T is written, never read (THF)
 _HYDROGEN_LETTERS = {2: "D", 3: "T"}
@@ -62,8 +65,7 @@ def hill_formula(text: str, *, fragments: bool = False) -> str | None:
     if superscript:
         text = text[:superscript.start()] + "^" + superscript.group(0)
     text = unicodedata.normalize("NFKC", text).translate(_SIGNS)
-    charge = _CHARGE.search(text)
-    body = text[:charge.start()] if charge else text
+    body, charge = _split_charge(text)
     body = _SPACE_BEFORE_WATER.sub("·", body).replace(" ", "")
     if not body or (not fragments and _FRAGMENT.match(text)):
         return None
@@ -75,7 +77,7 @@ def hill_formula(text: str, *, fragments: bool = False) -> str | None:
             return None
         for nuclide, n in part_counts.items():
             counts[nuclide] += n * int(match.group(1) or 1)
-    return hill(counts) + (_charge(charge) if charge else "")
+    return hill(counts) + charge
 
 
 def hill(counts: Counter[Nuclide] | Counter[str]) -> str:
@@ -92,8 +94,11 @@ def hill(counts: Counter[Nuclide] | Counter[str]) -> str:
 
 def _hill_key(nuclide: Nuclide, *, carbon: bool) -> tuple[int, str, int]:
     element, mass = nuclide
-    rank = (0 if element == "C" else 1 if element == "H" else 2) if carbon else 0
-    return rank, element, mass
+    if carbon and element in ("C", "H"):
+        return 0 if element == "C" else 1, "", mass
+    if mass and element != "H":  # after the natural elements, lightest first (as RDKit)
+        return 3, f"{mass:04d}{element}", 0
+    return 2, element, mass
 
 
 def _symbol(nuclide: Nuclide) -> str:
@@ -103,11 +108,18 @@ def _symbol(nuclide: Nuclide) -> str:
     return _HYDROGEN_LETTERS.get(mass, f"[{mass}H]") if element == "H" else f"[{mass}{element}]"
 
 
-def _charge(match: re.Match) -> str:
-    digits, sign = (match.group(1), match.group(2)) if match.group(2) else \
-        (match.group(4), match.group(3))
+def _split_charge(text: str) -> tuple[str, str]:
+    """The formula without its net charge, and the charge as RDKit writes it ("-2", "+")."""
+    after = _CHARGE_AFTER.search(text)
+    if after and (after.group(0)[0] in " ^" or not (
+            after.group(1) and _ISOTOPE_AT_END.search(text, 0, after.start()))):
+        digits, sign, start = after.group(1), after.group(2), after.start()
+    elif signed := _CHARGE_SIGNED.search(text):
+        sign, digits, start = signed.group(1), signed.group(2), signed.start()
+    else:
+        return text, ""
     size = int(digits or 1)
-    return "" if size == 0 else sign + (str(size) if size > 1 else "")
+    return text[:start], "" if size == 0 else sign + (str(size) if size > 1 else "")
 
 
 def _counts(text: str) -> Counter[Nuclide] | None:
