@@ -57,11 +57,19 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
     return `${page.head}\nLIMIT ${page.limit}${offset > 0 ? ` OFFSET ${offset}` : ""}\n`;
   }
 
-  /** The page's query that lists what is said about `iri`, in which graph. */
+  /** The page's query for the triples about `iri`, both ways (so the entities the same as
+   * a reference species show), and their graphs. */
   function describeQuery(iri) {
     if (!WRITABLE_IRI.test(iri)) return null;
-    return `SELECT ?property ?value ?graph WHERE {\n  GRAPH ?graph { <${iri}> ?property ?value }\n}\n` +
-      "ORDER BY ?graph ?property ?value\nLIMIT 100\n";
+    return `SELECT ?subject ?property ?object ?graph WHERE {
+  GRAPH ?graph {
+    { <${iri}> ?property ?object BIND(<${iri}> AS ?subject) }
+    UNION { ?subject ?property <${iri}> BIND(<${iri}> AS ?object) }
+  }
+}
+ORDER BY ?graph ?subject ?property
+LIMIT 100
+`;
   }
 
   function compact(iri, prefixes) {
@@ -79,6 +87,11 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
   function shortName(iri, ctx) {
     const paper = paperOf(iri, ctx.papers);
     return paper && iri !== paper.graph ? iri.slice(paper.graph.length + 1) : compact(iri, ctx.prefixes);
+  }
+
+  // the last two path segments of an IRI no prefix and no label shortens (title: all of it)
+  function tail(name) {
+    return /^https?:\/\//.test(name) ? name.split("/").slice(-2).join("/") : name;
   }
 
   function paperOf(iri, papers) {
@@ -148,7 +161,7 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
       textContent: papers.length === 1 ? "evidence" : `evidence ${index + 1}` })));
     if (papers.length > MAX_EVIDENCE) more.append(` +${papers.length - MAX_EVIDENCE} papers`);
     for (const [target, targetLabel] of info.same) {
-      const link = describeLink(target, `≡ ${targetLabel || compact(target, ctx.prefixes)}`, ctx);
+      const link = describeLink(target, `≡ ${targetLabel || tail(compact(target, ctx.prefixes))}`, ctx);
       link.className = "same-as";
       more.append(" ", link);
     }
