@@ -1,7 +1,7 @@
 // Query results as a table a reader can follow, shared by both query pages: IRIs compacted
 // with the ontologies' prefixes and shown beside their labels, literals shown plainly (datatype
 // or language on hover), entities linked to their paper's evidence view and to what they are
-// the same as (owl:sameAs, e.g. a reference species), a pager for queries that end in LIMIT,
+// the same as (owl:sameAs, e.g. a reference entity), a pager for queries that end in LIMIT,
 // and empty states that say what to do.
 "use strict";
 const KgResults = (() => {
@@ -58,7 +58,7 @@ SELECT DISTINCT ?iri ?label ?same ?sameLabel ?member WHERE {
   }
 
   /** The page's query for the triples about `iri`, both ways (so the entities the same as
-   * a reference species show), and their graphs. */
+   * a reference entity show), and their graphs. */
   function describeQuery(iri) {
     if (!WRITABLE_IRI.test(iri)) return null;
     return `SELECT ?subject ?property ?object ?graph WHERE {
