@@ -38,7 +38,10 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 VIEWPORT = {"width": 1280, "height": 900}
 STARTUP_S = 60.0
-WAIT_MS = 30_000
+WAIT_MS = 60_000
+PAGE_ROUTES = ("/healthz", "/", "/static/style.css", "/static/results.js",
+               "/static/yasgui-page.js", "/static/yasgui/yasgui.min.js", "/papers", "/prefixes",
+               "/examples.json")
 EXAMPLE = "Species used across several papers"
 PAPER = "paper"
 QUOTES = (
@@ -113,16 +116,19 @@ def serve(store: Path) -> tuple[subprocess.Popen, str]:
                                 "serve", "--store", str(store), "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + STARTUP_S
-    while True:
+    waiting = list(PAGE_ROUTES)  # each answered once (a busy server answers 503 meanwhile)
+    while waiting:
         try:
-            if httpx.get(url + "/prefixes", timeout=STARTUP_S).status_code == 200:
-                return process, url
+            if httpx.get(url + waiting[0], timeout=STARTUP_S).status_code == 200:
+                waiting.pop(0)
+                continue
         except httpx.TransportError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise SystemExit(f"kgctl serve --store {store} did not start")
         time.sleep(0.2)
+    return process, url
 
 
 def shoot_query_page(store: Path, shots: Path) -> list[Path]:
@@ -136,6 +142,7 @@ def shoot_query_page(store: Path, shots: Path) -> list[Path]:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport=VIEWPORT)
+                page.set_default_timeout(WAIT_MS)
                 page.goto(url + "/")
                 view = page.locator(".kg-results-view[data-decorated]")
 

@@ -120,8 +120,8 @@ LIMIT 100
   }
 
   function describeLink(iri, text, ctx) {
-    const link = el("a", { className: "iri", href: `/?${new URLSearchParams({ describe: iri })}`,
-                           title: iri, textContent: text });
+    const link = el("a", { className: text === iri ? "iri" : "iri short",
+                           href: `/?${new URLSearchParams({ describe: iri })}`, title: iri, textContent: text });
     link.addEventListener("click", (event) => {
       event.preventDefault();
       ctx.run(describeQuery(iri));
