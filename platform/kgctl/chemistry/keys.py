@@ -30,8 +30,9 @@ _MISSING = {"", "n/a", "na", "none", "-", "unknown"}
 def hill_formula(formula: str) -> str | None:
     """Hill-notation key of a molecular formula (hydrates, building-unit fragments and charges
     included, `kgctl.chemistry.formula`), or None when the text is not a parseable formula."""
-    text = clean_text(formula)
-    return None if text.casefold() in _MISSING else formula_of(text, fragments=True)
+    if clean_text(formula).casefold() in _MISSING:
+        return None
+    return formula_of(formula, fragments=True)  # raw: a superscript charge reads as one
 
 
 def ccdc_key(text: str) -> str | None:

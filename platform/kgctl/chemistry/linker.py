@@ -24,7 +24,8 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict
 
-from kgctl.chemistry.structure import composition, hill, molecule, rdkit
+from kgctl.chemistry.formula import hill
+from kgctl.chemistry.structure import composition, molecule, rdkit
 
 # (kind, written group, SMARTS of the group's atoms, acidic hydrogens lost per group)
 BINDING_GROUPS = (

@@ -197,6 +197,8 @@ def canonical_identifier(kind: str, value: str) -> str | None:
     >>> canonical_identifier("formula", "C2H6O"), canonical_identifier("formula", "ethanol")
     ('C2H6O', None)
     """
+    if kind == "formula":  # normalised by the parser: a superscript charge reads as one
+        return hill_formula(value)
     value = unicodedata.normalize("NFKC", value).strip()
     if kind == "inchikey":
         value = value.upper().removeprefix("INCHIKEY=")
@@ -212,8 +214,6 @@ def canonical_identifier(kind: str, value: str) -> str | None:
         return value if _cas_valid(value) else None
     if kind == "cid":
         return str(int(value)) if value.isdigit() and int(value) > 0 else None
-    if kind == "formula":
-        return hill_formula(value)
     if kind == "smiles":
         return value if value and " " not in value else None
     return value or None  # a kind the spec declares and chemistry does not know: as written

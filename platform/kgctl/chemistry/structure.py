@@ -80,14 +80,3 @@ def composition(mol, atoms: set[int] | None = None) -> Counter[str]:
             counts[atom.GetSymbol()] += 1
             counts["H"] += atom.GetTotalNumHs()
     return +counts
-
-
-def hill(counts: Counter[str]) -> str:
-    """Element counts written in Hill order.
-
-    >>> hill(Counter({"O": 4, "C": 8, "H": 4})), hill(Counter({"Cu": 2}))
-    ('C8H4O4', 'Cu2')
-    """
-    carbon = "C" in counts
-    order = sorted(counts, key=lambda s: (s != "C", s != "H", s) if carbon else (s, ""))
-    return "".join(s + (str(counts[s]) if counts[s] > 1 else "") for s in order if counts[s])

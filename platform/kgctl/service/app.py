@@ -15,7 +15,7 @@ import asyncio
 import hmac
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qsl
@@ -212,7 +212,7 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
         return FileResponse(YASGUI_PAGE if YASGUI_SCRIPT.exists() else PLAIN_PAGE)
 
     async def prefixes(request: Request) -> Response:
-        return JSONResponse(ontology_prefixes())
+        return JSONResponse(config.prefixes)
 
     async def examples(request: Request) -> Response:
         return JSONResponse(list(config.examples))
@@ -280,14 +280,6 @@ def problem_headers(exc: HttpProblem) -> dict[str, str] | None:
     if exc.status == HTTP_UNAUTHORIZED:
         return {"WWW-Authenticate": 'Bearer realm="kgctl"'}
     return None
-
-
-@cache
-def ontology_prefixes() -> dict[str, str]:
-    """Prefix -> namespace of the bundled ontologies, for the query page."""
-    from kgctl.ontology import default_ir  # loaded on first use: serving does not need it
-
-    return dict(default_ir().prefixes)
 
 
 def authorise(authorization: str | None, token: str | None) -> None:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kgctl.service.execution import Limits
 from kgctl.service.hosts import LOOPBACK_NAMES
-from kgctl.service.static_examples import load_examples
+from kgctl.service.static_examples import load_examples, ontology_prefixes
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
@@ -38,6 +38,7 @@ class ServiceConfig(BaseModel):
     base_iri: str | None = None  # None: the URL of the endpoint the request went to
     # the page's example queries (default: the default domain pack's)
     examples: tuple[dict[str, str], ...] = Field(default_factory=lambda: tuple(load_examples()))
+    prefixes: dict[str, str] = Field(default_factory=ontology_prefixes)  # the ontologies'
 
     @property
     def limits(self) -> Limits:

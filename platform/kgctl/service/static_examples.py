@@ -1,5 +1,5 @@
-"""The example queries of the query page: the domain pack's (``examples:`` in its
-``domain.yaml``), else a few that fit any knowledge graph.
+"""What the query page offers: the example queries, the domain pack's (``examples:`` in its
+``domain.yaml``) else a few that fit any knowledge graph, and the ontologies' prefixes.
 
 >>> [e["title"] for e in load_examples("nerre-doping")][:1]
 ['Named graphs and their sizes']
@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 from kgctl.errors import InputError
@@ -39,3 +40,12 @@ def load_examples(domain: str | Path | None = None) -> list[dict[str, str]]:
             isinstance(e, dict) and {"title", "query"} <= set(e) for e in examples)):
         raise InputError(f"{path}: expected a JSON list of {{\"title\", \"query\"}} objects")
     return examples
+
+
+@cache
+def ontology_prefixes() -> dict[str, str]:
+    """Prefix -> namespace of the bundled ontologies (loaded once, by the serving process: a
+    query worker answering it first would take seconds)."""
+    from kgctl.ontology import default_ir  # loaded on first use
+
+    return dict(default_ir().prefixes)

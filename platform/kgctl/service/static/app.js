@@ -1,38 +1,25 @@
-// The query page: runs queries through the SPARQL 1.1 Protocol endpoint of this server.
+// The plain query page (served when YASGUI is not fetched): runs queries through the SPARQL
+// 1.1 Protocol endpoint of this server; KgResults (results.js) draws the results.
 "use strict";
 const ENDPOINT = "/query";
 const ACCEPT = "application/sparql-results+json, text/turtle;q=0.9";
+const BROWSE_ROWS = 100;
 const $ = (id) => document.getElementById(id);
+let papers = [], prefixes = {};
+const loaded = Promise.all([loadPapers(), KgResults.json("/prefixes")
+  .then((found) => { prefixes = found; })]);
 
+// the dataset options of every request: union default graph, merged or raw entities
 function formBody(query) {
   const body = new URLSearchParams({ query });
   if ($("union").checked) body.append("union-default-graph", "true");
+  body.append("view", $("view").value);
   return body;
 }
 
-function cellText(term) {
-  if (!term) return "";
-  if (term.type === "literal" && term["xml:lang"]) return `${term.value} @${term["xml:lang"]}`;
-  return term.value;
-}
-
-function showTable(data) {
-  const head = $("results").tHead, body = $("results").tBodies[0];
-  head.replaceChildren(); body.replaceChildren();
-  $("graph").hidden = true;
-  const vars = data.head.vars || [];
-  const header = head.insertRow();
-  if (data.boolean !== undefined) {
-    header.insertCell().textContent = "answer";
-    body.insertRow().insertCell().textContent = String(data.boolean);
-    return 1;
-  }
-  for (const v of vars) header.appendChild(document.createElement("th")).textContent = v;
-  for (const binding of data.results.bindings) {
-    const row = body.insertRow();
-    for (const v of vars) row.insertCell().textContent = cellText(binding[v]);
-  }
-  return data.results.bindings.length;
+function runShown(query) {
+  $("query").value = query;
+  return run(query);
 }
 
 const FORMATS = {
@@ -48,7 +35,7 @@ function queryForm(query) {
 }
 
 function clearResults() {
-  $("results").tHead.replaceChildren(); $("results").tBodies[0].replaceChildren();
+  $("results").replaceChildren();
   $("graph").hidden = true; $("graph").textContent = "";
   $("downloads").hidden = true;
 }
@@ -67,14 +54,18 @@ async function run(query) {
     status.className = "error"; status.textContent = `HTTP ${response.status}: ${line}`;
     return;
   }
-  if ((response.headers.get("content-type") || "").includes("json")) {
-    const rows = showTable(JSON.parse(text));
-    status.textContent = `${rows} row${rows === 1 ? "" : "s"} in ${ms} ms`;
-  } else {
+  showDownloads(query);
+  if (!(response.headers.get("content-type") || "").includes("json")) {
     $("graph").hidden = false; $("graph").textContent = text;
     status.textContent = `graph in ${ms} ms`;
+    return;
   }
-  showDownloads(query);
+  const data = JSON.parse(text);
+  const rows = data.results ? data.results.bindings.length : 1;
+  status.textContent = `${rows} row${rows === 1 ? "" : "s"} in ${ms} ms`;
+  await loaded;
+  await KgResults.render($("results"), data, { query, prefixes, papers,
+                                                union: $("union").checked, run: runShown });
 }
 
 function showDownloads(query) {
@@ -95,7 +86,7 @@ function showDownloads(query) {
 }
 
 async function loadExamples() {
-  const examples = await (await fetch("/examples.json")).json();
+  const examples = await KgResults.json("/examples.json");
   const select = $("examples");
   examples.forEach((example, index) => {
     const option = select.appendChild(document.createElement("option"));
@@ -108,8 +99,15 @@ async function loadExamples() {
 }
 
 async function loadPapers() {
-  const papers = await (await fetch("/papers")).json();
+  papers = await KgResults.json("/papers");
   const body = $("papers").tBodies[0];
+  if (!papers.length) {
+    const cell = body.insertRow().insertCell();
+    cell.colSpan = 4;
+    cell.className = "empty";
+    cell.textContent = "No papers in this store yet: restart with “kgctl serve --seed” for the " +
+      "demo graphs, or extract papers with “kgctl extract PAPER --store DIR” and serve that store.";
+  }
   for (const paper of papers) {
     const row = body.insertRow();
     row.insertCell().textContent = paper.paper;
@@ -117,11 +115,8 @@ async function loadPapers() {
     const browse = row.insertCell().appendChild(document.createElement("button"));
     browse.type = "button"; browse.textContent = "browse";
     // the editor names the graph it queries: what runs is what is shown
-    browse.addEventListener("click", () => {
-      $("query").value = `SELECT ?s ?p ?o WHERE {\n  GRAPH <${paper.graph}> { ?s ?p ?o }\n}\n` +
-        "ORDER BY ?s ?p\nLIMIT 500\n";
-      run($("query").value);
-    });
+    browse.addEventListener("click", () => runShown(
+      `SELECT ?s ?p ?o WHERE {\n  GRAPH <${paper.graph}> { ?s ?p ?o }\n}\nORDER BY ?s ?p ?o\nLIMIT ${BROWSE_ROWS}\n`));
     const links = row.insertCell();
     for (const [format, label] of [["turtle", "Turtle"], ["nt", "N-Triples"], ["jsonld", "JSON-LD"]]) {
       const link = links.appendChild(document.createElement("a"));
@@ -132,5 +127,7 @@ async function loadPapers() {
 }
 
 $("run").addEventListener("click", () => run($("query").value));
-loadExamples();
-loadPapers();
+loadExamples().then(() => {
+  const described = KgResults.describeQuery(new URLSearchParams(location.search).get("describe") || "");
+  if (described) runShown(described);
+});
