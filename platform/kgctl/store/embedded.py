@@ -39,7 +39,7 @@ from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_literal
 from kgctl.store.sparql import bind, data_update
 from kgctl.store.transaction import check_paper_id, check_within, plan_write
-from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
+from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format, view_graphs
 
 
 def check_store_folder(path: Path) -> None:
@@ -82,13 +82,20 @@ class EmbeddedStore:
 
     # -- reads ------------------------------------------------------------------------------
     def query(self, sparql: str, *, bindings: Mapping[str, Term] | None = None,
-              paper_id: str | None = None, union: bool = False) -> QueryResult:
+              paper_id: str | None = None, union: bool = False, view: str | None = None
+              ) -> QueryResult:
         if paper_id is not None and union:
             raise InputError("query: give paper_id or union, not both")
         options: dict = {"use_default_graph_as_union": union}
         if paper_id is not None:
             check_paper_id(paper_id)
             options["default_graph"] = graph_iri(paper_id)
+        elif view is not None:
+            shown = view_graphs((g.value for g in self._store.named_graphs()
+                                 if isinstance(g, NamedNode)), view)
+            if shown is not None:
+                graphs = [NamedNode(g) for g in shown]
+                options = {"named_graphs": graphs} | ({"default_graph": graphs} if union else {})
         # VALUES injection rather than SEP-0007 substitution: same meaning on every backend
         return self._run(bind(sparql, bindings), **options)
 
