@@ -29,6 +29,7 @@ from kgctl.packs import Pack
 from kgctl.papers.formats import TRACE_FORMAT
 from kgctl.pipeline.demo_report import DedupSummary, GroundingSummary, sections
 from kgctl.store.base import GraphStore
+from kgctl.store.merged import rebuild
 
 TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
@@ -154,6 +155,10 @@ def run_replay_demo(
     started = time.perf_counter()
     dedup = deduplicate(store, pack, ir)
     timings["dedup"] = round(time.perf_counter() - started, 3)
+    phase("merging grounding and dedup links into one identity per entity")
+    started = time.perf_counter()
+    rebuild(store)
+    timings["merge"] = round(time.perf_counter() - started, 3)
     html, json_path = write_reports(report, workdir, pack, grounding=grounding, dedup=dedup)
     return DemoResult(compiled=compiled, replays=replays, report=report, papers=papers,
                       html=html, json_path=json_path, store_path=store_path, seconds=timings,
