@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from pyoxigraph import NamedNode, RdfFormat
 
@@ -81,3 +82,20 @@ def papers_of_graphs(graphs: Iterable[str]) -> list[str]:
 def triple_format(format: RdfFormat) -> bool:
     """True for formats that hold one graph (Turtle, N-Triples, RDF/XML)."""
     return not format.supports_datasets
+
+
+class InView:
+    """A store whose queries see one view unless they name another; everything else is the
+    store's own (readers that take a GraphStore follow the view without knowing of it)."""
+
+    def __init__(self, store: Any, view: str) -> None:
+        self.store, self.view = store, check_view(view)
+
+    def query(self, sparql: str, *, view: str | None = None, **options: Any) -> Any:
+        return self.store.query(sparql, view=view or self.view, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def __repr__(self) -> str:
+        return f"{self.store!r} ({self.view} view)"
