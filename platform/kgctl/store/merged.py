@@ -247,3 +247,27 @@ def _with_neighbours(store: GraphStore, papers: set[str]) -> list[str]:
         found.update(p for r in rows if (p := r["g"].value[len(PAPER_BASE):])
                      and r["g"].value.startswith(PAPER_BASE) and "/" not in p)
     return sorted(found)
+
+
+PAPER_IDENTITIES = f"""
+SELECT ?e ?c ?l ?method ?score ?via WHERE {{
+  GRAPH ?g {{ ?e <{CANONICAL.value}> ?c . ?c <{PREF_LABEL.value}> ?l }}
+  OPTIONAL {{ GRAPH ?p {{ ?k <{KG}entity> ?e ; <{KG}method> ?method
+                          OPTIONAL {{ ?k <{KG}score> ?score }}
+                          OPTIONAL {{ ?k <{KG}via> ?via }} }} }}
+}}
+"""
+
+
+def links_of_rows(rows: Iterable) -> dict[str, Link]:
+    """Entity -> its link, from the rows of PAPER_IDENTITIES."""
+    return {r["e"].value: Link(
+        entity=r["e"].value, identity=r["c"].value, label=r["l"].value,
+        method=r["method"].value if r["method"] else "", score=float(r["score"].value)
+        if r["score"] else None, via=r["via"].value if r["via"] else None) for r in rows}
+
+
+def paper_links(store: GraphStore, pid: str) -> dict[str, Link]:
+    """The identity of each linked entity of one paper, as its merged graph holds it."""
+    return links_of_rows(store.query(PAPER_IDENTITIES, bindings={
+        "g": merged_graph_iri(pid), "p": merged_provenance_iri(pid)}))
