@@ -108,7 +108,7 @@ view_option = click.option(
               show_default=True, help="RDF syntax (turtle/ntriples need a PAPER), or csv with "
               "--table.")
 @click.option("--table", help="With --format csv: a table the domain pack declares "
-              "(its tables/NAME.rq), e.g. syntheses.")
+              "(its tables/NAME.rq).")
 @view_option
 @domain_option
 @click.option("--trace", "as_trace", is_flag=True,
@@ -122,7 +122,7 @@ def export(store: GraphStore, paper: str | None, *, fmt: str, table: str | None,
     A paper exports in the merged view when it has a merged graph (its graph plus the
     canonical identity of each entity); the whole store exports every graph (a backup).
 
-    Example: kgctl store export --format csv --table syntheses --out syntheses.csv
+    Example: kgctl store export --format csv --table dopings --domain nerre-doping --out t.csv
 
     Example: kgctl store export 10.1021_ic050460z --trace --out ic050460z.jsonl
     """

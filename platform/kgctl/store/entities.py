@@ -1,6 +1,6 @@
 """The entity filter: a name or IRI -> the canonical identities it names -> every entity of
 every paper with one of those identities (store.merged). A filter on one name of a thing thus
-finds the papers that used it under any other name ("DMF" finds "N,N-dimethylformamide").
+finds the papers that used it under any other name (an abbreviation finds the full name).
 
 A name matches, case-insensitively and whole, an entity's label (rdfs:label, skos:altLabel)
 or an identity's preferred label; an IRI matches an entity or an identity. Papers that have no
