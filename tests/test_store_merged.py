@@ -206,3 +206,22 @@ def test_demo_counts_grounding_by_role(demo: Path) -> None:
     products = set(roles["product"]["ungrounded"])
     assert products and not products & set(roles["reagent"]["ungrounded"])
     assert "metal solution" not in roles["reagent"]["ungrounded"]
+
+
+def test_a_write_after_the_merge_shows_the_paper_graph_again() -> None:
+    from pyoxigraph import Literal, Triple
+
+    store = EmbeddedStore()
+    node = NamedNode("https://w3id.org/kgctl/paper/p1/Thing/a")
+    label = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+    store.write("p1", insert=[Triple(node, label, Literal("a"))])
+    rebuild(store)
+    graphs = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+    assert {r["g"].value for r in store.query(graphs, view="merged")} == {
+        merged_graph_iri("p1").value}
+    store.write("p1", insert=[Triple(node, label, Literal("b"))])  # the merge is now stale
+    assert {r["g"].value for r in store.query(graphs, view="merged")} == {graph_iri("p1").value}
+    rebuild(store, ["p1"])
+    labels = "SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }"
+    assert sorted(r["l"].value for r in store.query(labels, union=True, view="merged")) == [
+        "a", "b"]

@@ -48,6 +48,11 @@ def merged_provenance_iri(pid: str) -> NamedNode:
     return NamedNode(MERGED_BASE + pid + PROVENANCE_SUFFIX)
 
 
+def merged_graphs(pid: str) -> list[NamedNode]:
+    """The graphs of a paper's merged view: stale once its paper graph changes."""
+    return [merged_graph_iri(pid), merged_provenance_iri(pid)]
+
+
 def check_view(view: str) -> str:
     if view not in VIEWS:
         raise InputError(f"unknown view {view!r}: choose {' or '.join(VIEWS)}")
