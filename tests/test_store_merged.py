@@ -225,3 +225,17 @@ def test_a_write_after_the_merge_shows_the_paper_graph_again() -> None:
     labels = "SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }"
     assert sorted(r["l"].value for r in store.query(labels, union=True, view="merged")) == [
         "a", "b"]
+
+
+def test_a_second_pack_declares_its_own_table(tmp_path: Path) -> None:
+    trace = next(iter(sorted((asset_dir("domains") / "nerre-doping" / "benchmark" / "traces")
+                             .glob("*.jsonl"))))
+    store = str(tmp_path / "store")
+    assert CliRunner().invoke(cli, ["store", "replay", str(trace), "--store", store]
+                              ).exit_code == 0
+    done = CliRunner().invoke(cli, ["store", "export", "--store", store, "--domain",
+                                    "nerre-doping", "--format", "csv", "--table", "dopings"])
+    assert done.exit_code == 0, done.output
+    rows = list(csv.DictReader(done.output.lstrip("\ufeff").splitlines()))
+    assert rows and list(rows[0]) == ["paper", "sentence", "host", "dopant"]
+    assert {r["paper"] for r in rows} == {trace.stem} and all(r["host"] for r in rows)
