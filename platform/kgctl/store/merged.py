@@ -81,7 +81,7 @@ class Grounded(BaseModel):
     score: float | None = None
 
 
-class Evidence(BaseModel):
+class LinkSources(BaseModel):
     """What the store says about identities: grounding links, dedup clusters and decisions."""
 
     model_config = ConfigDict(frozen=True)
@@ -93,11 +93,10 @@ class Evidence(BaseModel):
     def links(self) -> dict[str, Link]:
         """The identity of every grounded or deduplicated entity (pure; see the module doc).
 
-        >>> ev = Evidence(grounded={"p1/a": Grounded(iri="ref/x", label="X", method="exact",
-        ...                                          score=100)},
-        ...               cluster_of={"p1/a": "c1", "p2/b": "c1", "p2/c": "c2"},
-        ...               cluster_label={"c1": "x", "c2": "Y"},
-        ...               decision={"p2/b": ("name", 95.0)})
+        >>> ev = LinkSources(
+        ...     grounded={"p1/a": Grounded(iri="ref/x", label="X", method="exact", score=100)},
+        ...     cluster_of={"p1/a": "c1", "p2/b": "c1", "p2/c": "c2"},
+        ...     cluster_label={"c1": "x", "c2": "Y"}, decision={"p2/b": ("name", 95.0)})
         >>> for e, k in sorted(ev.links().items()):
         ...     print(e, k.identity, k.label, k.method)
         p1/a ref/x X grounding:exact
@@ -138,7 +137,7 @@ def _most_common(refs: list[Grounded]) -> Grounded | None:
     return next(r for r in refs if r.iri == best)
 
 
-def read_evidence(store: GraphStore) -> Evidence:
+def read_sources(store: GraphStore) -> LinkSources:
     """Grounding links of every paper graph (labels, methods and scores from the grounding
     call records) and the dedup graph with its accepted decisions."""
     records: dict[str, Grounded] = {}  # the latest decision per entity
@@ -172,8 +171,8 @@ def read_evidence(store: GraphStore) -> Evidence:
         for entity in (row["a"].value, row["b"].value):
             if entity not in decision or pair[1] > decision[entity][1]:
                 decision[entity] = pair
-    return Evidence(grounded=grounded, cluster_of=cluster_of, cluster_label=cluster_label,
-                    decision=decision)
+    return LinkSources(grounded=grounded, cluster_of=cluster_of, cluster_label=cluster_label,
+                       decision=decision)
 
 
 class MergeSummary(BaseModel):
@@ -218,7 +217,7 @@ def rebuild(store: GraphStore, papers: Iterable[str] | None = None, *,
     wanted = set(known if papers is None else papers) & set(known)
     chosen = known if wanted == set(known) else _with_neighbours(store, wanted)
     progress(f"reading the identities for {len(chosen)} paper(s)")
-    links = read_evidence(store).links()
+    links = read_sources(store).links()
     written: list[Link] = []
     for pid in chosen:
         quads, used = paper_quads(store, pid, links)
