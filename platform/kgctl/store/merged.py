@@ -12,7 +12,8 @@ thing (an amount in one step), and two uses of one thing must not become one nod
 
 Paper graphs and the dedup graph are read, never written. `kgctl ground`, `kgctl dedup` and
 `kgctl store merge` rebuild the merged graphs of the papers they touch, one transaction per
-paper (its merged graph and provenance together), so memory is bounded by one paper.
+paper (its merged graph and provenance together): memory holds the identity map (one entry per
+linked entity) and one paper.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ SELECT ?a ?b ?score ?method WHERE {{ GRAPH ?prov {{
 
 class Link(BaseModel):
     """Why one entity has its identity: the method (`grounding:<match method>`, `dedup:<pair
-    method>`, or `dedup+grounding:<match method>` when a cluster member was grounded) and score;
-    `via` is the dedup canonical node the link went through."""
+    method>`, or `dedup+grounding:<pair method>` when another member of its cluster was
+    grounded) and score; `via` is the dedup canonical node the link went through."""
 
     model_config = ConfigDict(frozen=True)
     entity: str
