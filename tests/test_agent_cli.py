@@ -164,7 +164,7 @@ def test_demo_replays_evaluates_and_reports(tmp_path: Path) -> None:
     phases = [line.removesuffix(" ...") for line in text.stderr.splitlines()
               if line.endswith(" ...")]  # announced as they start, longest included
     assert [p.split()[0] for p in phases] == ["compiling", "replaying", "reading", "indexing",
-                                              "grounding", "deduplicating"], phases
+                                              "grounding", "deduplicating", "merging"], phases
     assert not [line for line in result.stderr.splitlines() if line.endswith(" ...")]  # --json
 
 

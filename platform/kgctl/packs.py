@@ -67,6 +67,7 @@ class Manifest(Frozen):
     grounding: str | None = None  # folder of grounding specs <name>.yaml (+ their tables)
     dedup: str | None = None  # dedup spec YAML
     examples: str | None = None  # example queries of `kgctl serve`'s page: [{title, query}]
+    tables: str | None = None  # folder of <name>.rq SELECTs: `kgctl store export --table`
     benchmarks: dict[str, Benchmark] = {}
     hooks: dict[str, str] = {}  # hook name -> "module:attribute" of a domain extension
 

@@ -13,6 +13,7 @@ from kgctl.dedup.spec import load_specs, pack_specs
 from kgctl.errors import InputError
 from kgctl.packs import domain_option
 from kgctl.store import open_store
+from kgctl.store.merged import rebuild
 
 REVIEW_FILE = "dedup-review.csv"
 
@@ -56,6 +57,8 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         with console.status("deduplicating") as status:
             summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
                             review_out=review_out, progress=status.update, domain=domain)
+            if not dry_run:
+                rebuild(store, progress=status.update)  # the merged view follows the clusters
     finally:
         store.close()
     if as_json:

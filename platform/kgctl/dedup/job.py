@@ -25,9 +25,8 @@ from kgctl.errors import InputError
 from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
 from kgctl.store.iris import BASE, paper_of_graph, slug
+from kgctl.store.views import DEDUP_GRAPH, DEDUP_PROVENANCE
 
-DEDUP_GRAPH = NamedNode(BASE + "dedup")
-DEDUP_PROVENANCE = NamedNode(BASE + "dedup/provenance")
 ENTITY_BASE = BASE + "entity/"
 KG = BASE + "ns#"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

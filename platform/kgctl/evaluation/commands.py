@@ -92,15 +92,21 @@ def score_command(*, gold: Path, pred: Path, as_json: bool, html: Path | None,
 @click.option("--json", "as_json", is_flag=True, help="print the full report as JSON")
 @click.option("--html", type=click.Path(path_type=Path), help="also write an HTML report")
 @click.option("--out", type=click.Path(path_type=Path), help="also write the JSON report")
+@click.option("--entity", metavar="NAME|IRI",
+              help="only the papers that used this entity under any of its names (its "
+                   "canonical identity, `kgctl store merge`)")
 def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | None,
                 benchmark: str | None, as_json: bool, html: Path | None,
-                out: Path | None) -> None:
+                out: Path | None, entity: str | None) -> None:
     """Read every benchmark paper out of a store with the fixed queries and score it.
 
     Example: kgctl eval run --store kg.db --html report.html
+
+    Example: kgctl eval run --store kg.db --entity pyridine --json
     """
     from kgctl.evaluation.readout import read_out_loaded
     from kgctl.store import open_store
+    from kgctl.store.entities import papers_using
 
     if (store_path is None) == (endpoint is None):
         raise InputError("give exactly one of --store PATH or --endpoint URL")
@@ -109,6 +115,8 @@ def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | 
     gold = load_benchmark(pack.root / spec.path)
     store = open_store(path=store_path, endpoint=endpoint, create=False)
     try:
+        if entity is not None:
+            gold = only_papers(gold, papers_using(store, entity), entity)
         docs, problems = {}, []
         with progress_bar(quiet=as_json) as progress:
             for paper in progress.track(sorted(gold.docs), description="reading out"):
@@ -120,6 +128,15 @@ def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | 
     source = source_for("store", benchmark=benchmark, origin=endpoint or str(store_path))
     report = score_both(gold, Loaded(docs=docs, problems=tuple(problems)), source=source)
     _emit(report, as_json=as_json, html=html, out=out)
+
+
+def only_papers(gold: Loaded, papers: list[str], entity: str) -> Loaded:
+    """The benchmark's part for `papers` (the papers an entity filter found)."""
+    chosen = sorted(set(papers) & set(gold.docs))
+    if not chosen:
+        raise InputError(f"no benchmark paper in the store used {entity!r}")
+    return Loaded(docs={p: gold.docs[p] for p in chosen},
+                  problems=tuple(q for q in gold.problems if q.paper in chosen))
 
 
 @command.command(name="nerre")

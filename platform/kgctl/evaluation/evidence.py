@@ -25,6 +25,7 @@ from pyoxigraph import NamedNode
 
 from kgctl.papers.text import paper_text
 from kgctl.store.base import CallRecord, GraphStore
+from kgctl.store.merged import Link, paper_links
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 # an entity's name as shown: its label and the local name of its class
@@ -55,6 +56,7 @@ class Entity(BaseModel):
     iri: str
     label: str | None = None
     calls: tuple[int, ...] = ()  # seq of the calls that created or changed it
+    identity: Link | None = None  # its canonical identity in the merged view (store.merged)
 
 
 class EvidenceView(BaseModel):
@@ -73,9 +75,10 @@ class EvidenceView(BaseModel):
 
 
 def build_view(paper: str, text: str | None, records: Iterable[CallRecord],
-               labels: dict[str, str] | None = None) -> EvidenceView:
+               labels: dict[str, str] | None = None,
+               identities: dict[str, Link] | None = None) -> EvidenceView:
     """The evidence view of one paper from its call records (and text, when known)."""
-    labels = labels or {}
+    labels, identities = labels or {}, identities or {}
     spans, bare, touched = [], [], {}
     for record in records:
         for iri in record.iris:
@@ -88,7 +91,8 @@ def build_view(paper: str, text: str | None, records: Iterable[CallRecord],
         spans.append(Span(seq=record.seq, tool=record.tool, quote=evidence.quote,
                           section=evidence.section, start=where[0] if where else None,
                           end=where[1] if where else None, iris=record.iris))
-    entities = tuple(Entity(iri=iri, label=labels.get(iri), calls=tuple(seqs))
+    entities = tuple(Entity(iri=iri, label=labels.get(iri), calls=tuple(seqs),
+                            identity=identities.get(iri))
                      for iri, seqs in sorted(touched.items(),
                                              key=lambda kv: (labels.get(kv[0]) is None,
                                                              labels.get(kv[0], kv[0]))))
@@ -154,4 +158,4 @@ def view_from_store(store: GraphStore, paper: str, *, text: str | None = None
     """The view of a paper in a store; `text` (e.g. re-ingested) wins over the stored one."""
     labels = entity_names(store.query(LABEL_QUERY, paper_id=paper))
     return build_view(paper, text if text is not None else paper_text(store, paper),
-                      store.trace(paper), labels)
+                      store.trace(paper), labels, paper_links(store, paper))

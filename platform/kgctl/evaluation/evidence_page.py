@@ -22,7 +22,9 @@ from kgctl.evaluation.evidence import (
 )
 from kgctl.papers.text import PAPER_TEXT
 from kgctl.store.iris import graph_iri, provenance_graph_iri
+from kgctl.store.merged import PAPER_IDENTITIES, Link, links_of_rows
 from kgctl.store.provenance import TRACE_QUERY, record_from_literal
+from kgctl.store.views import merged_graph_iri, merged_provenance_iri
 
 STYLE = (
     "body{font-family:sans-serif;margin:1em 2em;color:#222}"
@@ -38,7 +40,7 @@ STYLE = (
     ".notice{background:#fdf2e9;border-left:4px solid #e67e22;padding:.5em 1em}"
     ".notice code{color:#222}"
     "li{margin:.3em 0}:target{outline:2px solid #2980b9}"
-    ".summary span{margin-right:1.5em}"
+    ".summary span{margin-right:1.5em}.identity{font-size:.9em;margin:.2em 0 0 1em}"
 )
 
 
@@ -109,8 +111,19 @@ def _entities(view: EvidenceView, ids: dict[str, str]) -> str:
             + (_quote(by_seq[seq]) if seq in by_seq else "no quote") + "</li>"
             for seq in entity.calls)
         blocks.append(f"<div class='entity' id='{ids[entity.iri]}'><b>{name}</b> "
-                      f"<code>{html.escape(entity.iri)}</code><ul>{quotes}</ul></div>")
+                      f"<code>{html.escape(entity.iri)}</code>{_identity(entity.identity)}"
+                      f"<ul>{quotes}</ul></div>")
     return f"<h2>Entities and the quotes behind them</h2>{''.join(blocks) or '<p>none</p>'}"
+
+
+def _identity(link: Link | None) -> str:
+    """The entity's canonical identity (merged view), linked, with how it was linked."""
+    if link is None:
+        return ""
+    how = link.method + (f", score {link.score:g}" if link.score is not None else "")
+    return (f"<div class='identity'>same as <a href='{html.escape(link.identity)}'>"
+            f"{html.escape(link.label)}</a> <code>{html.escape(link.identity)}</code> "
+            f"<small>({html.escape(how)})</small></div>")
 
 
 def _calls(view: EvidenceView, ids: dict[str, str]) -> str:
@@ -140,7 +153,9 @@ def dataset_view(dataset: Any, paper: str) -> EvidenceView:
     texts = [r["t"].value for r in dataset.query(
         f"SELECT ?t WHERE {{ ?g <{PAPER_TEXT.value}> ?t }}", default_graphs=[prov])]
     labels = entity_names(dataset.query(LABEL_QUERY, default_graphs=[graph_iri(paper)]))
-    return build_view(paper, texts[0] if texts else None, records, labels)
+    links = links_of_rows(dataset.query(PAPER_IDENTITIES, named_graphs=[
+        merged_graph_iri(paper), merged_provenance_iri(paper)]))
+    return build_view(paper, texts[0] if texts else None, records, labels, links)
 
 
 def evidence_route(dataset: Any, submit: Callable[[Callable[[], str | None]], Future],

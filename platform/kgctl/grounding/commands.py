@@ -103,6 +103,7 @@ def command(ctx: click.Context, class_name: str | None, domain: str | None, endp
         return
     from kgctl.grounding.materialise import materialise
     from kgctl.store import open_store
+    from kgctl.store.merged import rebuild
 
     if (store_path is None) == (store_endpoint is None) or not (papers or all_papers):
         raise InputError("give --store PATH or --endpoint URL, and --paper ID or --all "
@@ -131,6 +132,8 @@ def command(ctx: click.Context, class_name: str | None, domain: str | None, endp
                                     reference or default_reference(), dry_run=dry_run)
             decisions = materialise(store, matcher, spec, chosen, mode=mode, dry_run=dry_run,
                                     structures=tier, mint=minter.mint if minter else None)
+        if not dry_run:
+            rebuild(store, chosen)  # the merged view follows the new links
     finally:
         store.close()
     if minter is not None:

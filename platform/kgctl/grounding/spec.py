@@ -57,12 +57,45 @@ class IdentifierField(PathField):
     kind: IdentifierKind
 
 
+class RoleRule(Frozen):
+    """Entities whose first name matches `pattern` (a regular expression, searched, case
+    ignored) play `role` instead of their class's role."""
+
+    role: str = Field(min_length=1)
+    pattern: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
+        return pattern
+
+
 class SourceClass(Frozen):
-    """Locally minted entities to ground and where their names are."""
+    """Locally minted entities to ground and where their names are; what they are in reports
+    (`role`, default: the class's local name; `roles` give some entities another one).
+
+    >>> src = SourceClass.model_validate({"class": "http://e/Input", "labels": [
+    ...     {"path": ["http://e/name"]}], "role": "input",
+    ...     "roles": [{"role": "mixture", "pattern": "solution"}]})
+    >>> src.role_of(["Salt solution"]), src.role_of(["salt"]), src.role_of([])
+    ('mixture', 'input', 'input')
+    """
 
     cls: str = Field(alias="class")
     labels: tuple[LabelField, ...] = Field(min_length=1)
     identifiers: tuple[IdentifierField, ...] = ()
+    role: str | None = None
+    roles: tuple[RoleRule, ...] = ()
+
+    def role_of(self, names: tuple[str, ...] | list[str]) -> str:
+        first = names[0] if names else ""
+        rule = next((r for r in self.roles if re.search(r.pattern, first, re.IGNORECASE)),
+                    None)
+        return rule.role if rule else self.role or re.split(r"[/#]", self.cls.rstrip("/#"))[-1]
 
 
 class Thresholds(Frozen):

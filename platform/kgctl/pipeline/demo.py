@@ -27,8 +27,9 @@ from kgctl.grounding.paths import default_reference
 from kgctl.ontology import OntologyIR, pack_ir
 from kgctl.packs import Pack
 from kgctl.papers.formats import TRACE_FORMAT
-from kgctl.pipeline.demo_report import DedupSummary, GroundingSummary, sections
+from kgctl.pipeline.demo_report import DedupSummary, GroundingSummary, RoleSummary, sections
 from kgctl.store.base import GraphStore
+from kgctl.store.merged import rebuild
 
 TRACE_PATTERNS = ("*.jsonl", "*.trace.json")
 STORE_FOLDER = "store"
@@ -154,6 +155,10 @@ def run_replay_demo(
     started = time.perf_counter()
     dedup = deduplicate(store, pack, ir)
     timings["dedup"] = round(time.perf_counter() - started, 3)
+    phase("merging grounding and dedup links into one identity per entity")
+    started = time.perf_counter()
+    rebuild(store)
+    timings["merge"] = round(time.perf_counter() - started, 3)
     html, json_path = write_reports(report, workdir, pack, grounding=grounding, dedup=dedup)
     return DemoResult(compiled=compiled, replays=replays, report=report, papers=papers,
                       html=html, json_path=json_path, store_path=store_path, seconds=timings,
@@ -237,12 +242,22 @@ def ground_species(store: GraphStore, papers: list[str], pack: Pack, *, referenc
     phase(f"grounding the {len(papers)} paper graphs against the reference KG")
     decisions = materialise(store, Matcher(index, spec.thresholds), spec, papers)
     methods = Counter(d.match.method for d in decisions if d.match is not None)
+    source = {s.cls: s for s in spec.sources}
+    by_role: dict[str, list] = {}
+    for d in decisions:
+        by_role.setdefault(source[d.source_class].role_of(d.names), []).append(d)
     return GroundingSummary(
         reference=reference, built=built, entities=len(decisions),
         grounded=sum(methods.values()), seconds=round(time.perf_counter() - started, 3),
-        by_method=dict(methods),
-        ungrounded=tuple(sorted({d.names[0] for d in decisions
-                                 if d.match is None and d.names})))
+        by_method=dict(methods), ungrounded=_ungrounded(decisions),
+        by_role={role: RoleSummary(entities=len(ds), grounded=sum(d.match is not None
+                                                                    for d in ds),
+                                   ungrounded=_ungrounded(ds))
+                 for role, ds in sorted(by_role.items())})
+
+
+def _ungrounded(decisions: list) -> tuple[str, ...]:
+    return tuple(sorted({d.names[0] for d in decisions if d.match is None and d.names}))
 
 
 def evaluate(store: GraphStore, papers: list[str], pack: Pack, *,

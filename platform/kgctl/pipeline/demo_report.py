@@ -24,19 +24,26 @@ if TYPE_CHECKING:
 UNGROUNDED_SHOWN = 200  # names listed in the HTML section; the JSON lists them all
 
 
-class GroundingSummary(BaseModel):
+class RoleSummary(BaseModel):
+    """Grounding of the entities of one role (the pack's grounding spec names the roles)."""
+
     model_config = ConfigDict(frozen=True)
-    reference: Path
-    built: bool  # the reference store was built in this run
     entities: int
     grounded: int
-    seconds: float
-    by_method: dict[str, int] = {}
-    ungrounded: tuple[str, ...] = ()  # the first name of each entity left ungrounded
+    ungrounded: tuple[str, ...] = ()
 
     @property
     def share(self) -> float:
         return self.grounded / self.entities if self.entities else 0.0
+
+
+class GroundingSummary(RoleSummary):
+    reference: Path
+    built: bool  # the reference store was built in this run
+    seconds: float
+    by_method: dict[str, int] = {}
+    by_role: dict[str, RoleSummary] = {}
+    # ungrounded: the first name of each entity left ungrounded
 
 
 class DedupSummary(BaseModel):
@@ -54,14 +61,22 @@ class DedupSummary(BaseModel):
 def grounding_section(g: GroundingSummary) -> str:
     methods = "".join(f"<tr><td>{html.escape(m)}</td><td>{n}</td></tr>"
                       for m, n in sorted(g.by_method.items(), key=lambda kv: -kv[1]))
-    names = "".join(f"<li>{html.escape(n)}</li>" for n in g.ungrounded[:UNGROUNDED_SHOWN])
-    more = len(g.ungrounded) - UNGROUNDED_SHOWN
-    return (f"<h2>Grounding</h2><p>{g.grounded} of {g.entities} entities grounded "
-            f"({g.share:.1%}) to the reference KG in {g.seconds:.1f} s.</p>"
-            f"<table><tr><th>method</th><th>entities</th></tr>{methods}</table>"
-            f"<h3>Ungrounded: {g.entities - g.grounded} entities, {len(g.ungrounded)} distinct "
-            f"names</h3><ul class='names'>{names}</ul>"
-            + (f"<p>… and {more} more (see report.json)</p>" if more > 0 else ""))
+    roles = "".join(f"<tr><td>{html.escape(r)}</td><td>{s.entities}</td><td>{s.grounded}</td>"
+                    f"<td>{s.share:.1%}</td></tr>" for r, s in g.by_role.items())
+    parts = [f"<h2>Grounding</h2><p>{g.grounded} of {g.entities} entities grounded "
+             f"({g.share:.1%}) to the reference KG in {g.seconds:.1f} s.</p>"]
+    if roles:
+        parts.append("<table><tr><th>role</th><th>entities</th><th>grounded</th><th>share</th>"
+                     f"</tr>{roles}</table>")
+    parts.append(f"<table><tr><th>method</th><th>entities</th></tr>{methods}</table>")
+    for role, s in (g.by_role or {"": g}).items():
+        names = "".join(f"<li>{html.escape(n)}</li>" for n in s.ungrounded[:UNGROUNDED_SHOWN])
+        more = len(s.ungrounded) - UNGROUNDED_SHOWN
+        parts.append(f"<h3>Ungrounded{' ' + html.escape(role) if role else ''}: "
+                     f"{s.entities - s.grounded} entities, {len(s.ungrounded)} distinct names"
+                     f"</h3><ul class='names'>{names}</ul>"
+                     + (f"<p>… and {more} more (see report.json)</p>" if more > 0 else ""))
+    return "".join(parts)
 
 
 def dedup_section(specs: list[DedupSummary]) -> str:
@@ -85,7 +100,10 @@ def extras_json(grounding: GroundingSummary | None, dedup: list[DedupSummary] | 
                 ) -> dict[str, Any]:
     return {
         "grounding": None if grounding is None else
-        grounding.model_dump(mode="json") | {"share": round(grounding.share, 4)},
+        grounding.model_dump(mode="json") | {
+            "share": round(grounding.share, 4),
+            "by_role": {r: s.model_dump(mode="json") | {"share": round(s.share, 4)}
+                        for r, s in grounding.by_role.items()}},
         "dedup": None if dedup is None else [s.model_dump() for s in dedup],
     }
 
@@ -130,6 +148,8 @@ def demo_lines(result: DemoResult) -> list[str]:
                      f"{' (built in this run)' if g.built else ''} in {g.seconds:.1f} s"
                      f" [{methods or 'no match'}]; {g.entities - g.grounded} ungrounded "
                      f"({len(g.ungrounded)} distinct names, listed in the report)")
+        lines += [f"  {role}: {s.grounded} of {s.entities} grounded ({s.share:.1%})"
+                  for role, s in g.by_role.items()]
     for s in result.dedup or []:
         lines.append(f"dedup {s.spec}: {s.mentions} mentions -> {s.clusters} clusters "
                      f"({s.cross_paper_clusters} across papers), {s.merges} merges, "

@@ -19,6 +19,7 @@ from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.feedback import Rejected
 from kgctl.retrieval.loading import declared_prefixes, open_graph, stored_tbox
 from kgctl.store.base import GraphStore
+from kgctl.store.views import DEFAULT_VIEW, VIEWS
 from kgctl.toolserver.transport import serve as run_server
 from kgctl.toolserver.transport import transport_options
 
@@ -80,11 +81,14 @@ def command() -> None:
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
 @ontology_options
+@click.option("--view", type=click.Choice(VIEWS), default=DEFAULT_VIEW, show_default=True,
+              help="merged: paper graphs with the canonical identity of their entities "
+                   "(kg:canonical); raw: the paper graphs as extracted")
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
-        as_json: bool, **options) -> None:
-    """Run a query file over the union of all paper graphs: SELECT rows as a table (or JSON),
-    ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples. Prefixes the file uses without
+        view: str, as_json: bool, **options) -> None:
+    """Run a query file over the union of the view's paper graphs: SELECT rows as a table (or
+    JSON), ASK as true/false, CONSTRUCT/DESCRIBE as N-Triples. Prefixes the file uses without
     declaring them come from the --ontology T-Box and the --data files.
 
     Example: kgctl query run q.rq --store ./kg
@@ -101,7 +105,7 @@ def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint:
     text = with_prefixes(text, {**declared_prefixes(data), **(ir.prefixes if ir else {})})
     graph = open_graph(store, data, endpoint)
     try:
-        results = graph.query(text, union=True)
+        results = graph.query(text, union=True, view=view)
         if isinstance(results, QueryBoolean):
             answer = bool(results)
             click.echo(json.dumps({"boolean": answer}) if as_json else str(answer).lower())

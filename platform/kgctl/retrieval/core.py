@@ -26,6 +26,7 @@ from kgctl.retrieval.schema import RDFS_LABEL, XSD, Schema
 from kgctl.retrieval.stats import StoreStats, fingerprint
 from kgctl.retrieval.templates import Template, load_templates
 from kgctl.store.base import GraphStore
+from kgctl.store.views import DEFAULT_VIEW, InView
 
 _PARSER = ox.Store()  # empty: parses queries back without touching data
 REFRESH_SECONDS = 10.0  # a changed store is seen within this (a count per graph)
@@ -37,8 +38,9 @@ class EngineCore:
 
     def __init__(self, store: GraphStore, ir: OntologyIR, *,
                  templates: Path | None = None, prefixes: dict[str, str] | None = None,
-                 registry: ContainerRegistry[Draft] | None = None):
-        self.store = store
+                 registry: ContainerRegistry[Draft] | None = None,
+                 view: str = DEFAULT_VIEW):
+        self.store = InView(store, view)  # merged: entities with their canonical identity
         self.tbox = ir
         self.prefix_hints = dict(prefixes or {})  # names for namespaces only the data uses
         self.template_folder = templates

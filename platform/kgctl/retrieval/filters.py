@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import pyoxigraph as ox
+
 from kgctl.ontology.ir import QuantityKind
 from kgctl.retrieval.comparisons import LEXICAL, comparable, iso_text, ordered
 from kgctl.retrieval.core import EngineCore
@@ -28,6 +30,7 @@ from kgctl.retrieval.model import Bind, Element, Filter, Group, Minus, Values
 from kgctl.retrieval.schema import NUMERIC_TYPES, RDFS_LABEL, XSD, snake
 from kgctl.retrieval.terms import CASTS, COMPARISONS, BinOp, Call, Const, Expr, Iri, Not, Var
 from kgctl.retrieval.units import conversion, convertible_units, to_base, to_unit
+from kgctl.store.entities import same_identity
 
 RELATIVE_TOLERANCE = 1e-9  # unit conversion round-off on range bounds
 MATCH_MODES = ("exact", "contains", "regex", "language")  # language: the value is a tag
@@ -42,7 +45,9 @@ class FilterTools(EngineCore):
         if not entities:
             raise reject("empty_value", "give at least one entity IRI", field="entities",
                          value=list(entities), sparql=draft.sparql())
-        nodes = [self._entity_node(iri, sparql=draft.sparql()) for iri in entities]
+        given = [self._entity_node(iri, sparql=draft.sparql()).value for iri in entities]
+        # every entity with the same canonical identity (store.entities): one thing, any name
+        nodes = [ox.NamedNode(iri) for iri in same_identity(self.store, given)]
         values = Values(variables_=(Var(name=var),),
                         rows=tuple((Const.node(n.value),) for n in nodes))
         try:

@@ -27,6 +27,7 @@ from kgctl.errors import InputError, StoreError
 from kgctl.store.base import QueryResult
 from kgctl.store.embedded import check_store_folder
 from kgctl.store.iris import graph_iri, paper_of_graph
+from kgctl.store.views import merged_graph_iri, view_graphs
 
 GRAPH_SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
 
@@ -36,8 +37,9 @@ class PaperInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     paper: str
-    graph: str
+    graph: str  # what the merged view shows: the merged graph once there is one (store.merged)
     triples: int
+    raw_graph: str  # the paper graph as extracted
 
 
 class Dataset:
@@ -67,8 +69,15 @@ class Dataset:
 
     def query(self, sparql: str, *, default_graphs: Sequence[NamedNode] = (),
               named_graphs: Sequence[NamedNode] = (), union: bool = False,
-              base_iri: str | None = None) -> QueryResult:
-        """Run a query; explicit default graphs win over `union`. SyntaxError on a bad query."""
+              base_iri: str | None = None, view: str | None = None) -> QueryResult:
+        """Run a query; explicit default graphs win over `union`. SyntaxError on a bad query.
+        Without explicit graphs, `view` (store.views) limits the named graphs and the union."""
+        if view is not None and not default_graphs and not named_graphs:
+            shown = view_graphs((g.value for g in self._store.named_graphs()
+                                 if isinstance(g, NamedNode)), view)
+            if shown is not None:
+                named_graphs = [NamedNode(g) for g in shown]
+                default_graphs = named_graphs if union else ()
         options: dict = {"base_iri": base_iri}
         if default_graphs:
             options["default_graph"] = list(default_graphs)
@@ -120,9 +129,12 @@ class Dataset:
 
     def papers(self) -> list[PaperInfo]:
         sizes = {row["g"].value: int(row["n"].value) for row in self._store.query(GRAPH_SIZES)}
-        found = [(paper_of_graph(g), n) for g, n in sizes.items()]
-        return [PaperInfo(paper=p, graph=graph_iri(p).value, triples=n)
-                for p, n in sorted(found, key=lambda item: str(item[0])) if p is not None]
+        infos = []
+        for p in sorted(p for g in sizes if (p := paper_of_graph(g)) is not None):
+            raw, merged = graph_iri(p).value, merged_graph_iri(p).value
+            graph = merged if merged in sizes else raw
+            infos.append(PaperInfo(paper=p, graph=graph, triples=sizes[graph], raw_graph=raw))
+        return infos
 
     def has_graph(self, graph: NamedNode | DefaultGraph) -> bool:
         return isinstance(graph, DefaultGraph) or self._store.contains_named_graph(graph)

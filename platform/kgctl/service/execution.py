@@ -27,6 +27,7 @@ from kgctl.service.dataset import Dataset
 from kgctl.service.negotiation import GRAPH_TYPES, SOLUTION_TYPES, by_name, negotiate
 from kgctl.service.results import WRITERS, ResultTooLarge, Sink
 from kgctl.store.base import QueryResult
+from kgctl.store.views import DEFAULT_VIEW
 
 T = TypeVar("T")
 # the fewest bytes a row takes in each format ("{}," / "<result/>" / a line break)
@@ -66,6 +67,7 @@ class QueryRequest(BaseModel):
     base_iri: str | None = None
     accept: str | None = None
     format: str | None = None  # the ``format`` parameter, wins over Accept
+    view: str = DEFAULT_VIEW  # the ``view`` parameter: merged or raw graphs (store.views)
 
 
 class GraphRequest(BaseModel):
@@ -125,7 +127,8 @@ def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
         return dataset.query(request.query,
                              default_graphs=[iri(g) for g in request.default_graphs],
                              named_graphs=[iri(g) for g in request.named_graphs],
-                             union=request.union, base_iri=request.base_iri)
+                             union=request.union, base_iri=request.base_iri,
+                             view=request.view)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
     except (OSError, ValueError) as exc:  # evaluation errors, an unusable base IRI

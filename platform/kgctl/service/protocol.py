@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl
 from pydantic import BaseModel, ConfigDict
 
 from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem, QueryRequest
+from kgctl.store.views import DEFAULT_VIEW, VIEWS
 
 HTTP_UNSUPPORTED_MEDIA = 415
 FORM = "application/x-www-form-urlencoded"
@@ -97,7 +98,11 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
     if not queries:
         raise HttpProblem(HTTP_BAD_REQUEST, "missing 'query' parameter: send ?query=... (GET), "
                           f"a form with query=... (POST) or a body of type {DIRECT_QUERY}")
-    formats = _values(fields, "format")
+    formats, views = _values(fields, "format"), _values(fields, "view")
+    bad = [v for v in views if v not in VIEWS]
+    if bad:
+        raise HttpProblem(HTTP_BAD_REQUEST, f"unknown view {bad[0]!r}: choose "
+                          f"{' or '.join(VIEWS)}")
     return QueryRequest(
         query=_single(queries, "query"),
         default_graphs=tuple(_values(fields, "default-graph-uri")),
@@ -106,6 +111,7 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
         base_iri=base_iri,
         accept=accept,
         format=formats[-1] if formats else None,
+        view=views[-1] if views else DEFAULT_VIEW,
     )
 
 

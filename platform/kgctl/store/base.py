@@ -67,9 +67,12 @@ class GraphStore(Protocol):
         bindings: Mapping[str, Term] | None = None,
         paper_id: str | None = None,
         union: bool = False,
+        view: str | None = None,
     ) -> QueryResult:
         """Run a SPARQL query. `bindings` substitute variables by RDF terms. `paper_id` makes
-        that paper's graph the default graph; `union` makes the union of all graphs default."""
+        that paper's graph the default graph; `union` makes the union of all graphs default.
+        `view` ("merged" or "raw", see store.views) restricts the graphs (named, and the union)
+        to those the view shows; None shows every graph."""
 
     def writing(self) -> AbstractContextManager[None]:
         """Hold the writer lock across a validate-then-write sequence."""

@@ -1,4 +1,4 @@
-"""``kgctl store``: inspect, export, import, drop and replay paper graphs."""
+"""``kgctl store``: inspect, export, import, drop, replay and merge paper graphs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ import click
 from pyoxigraph import RdfFormat
 
 from kgctl.errors import InputError
+from kgctl.packs import domain_option, load_pack
 from kgctl.progress import progress_bar
 from kgctl.store import command_store
 from kgctl.store.base import GraphStore
+from kgctl.store.exports import has_merged, merged_paper, table_csv
 from kgctl.store.trace import read_trace, replay, trace_jsonl
+from kgctl.store.views import DEFAULT_VIEW, VIEWS
 
 DEFAULT_STORE = Path("kgctl-data") / "store"
 FORMATS = {
@@ -58,7 +61,7 @@ def _summary(store: GraphStore) -> list[dict[str, object]]:
 
 @click.group("store")
 def command() -> None:
-    """Paper graphs in the store: info, papers, export, import, drop, replay.
+    """Paper graphs in the store: info, papers, export, import, drop, replay, merge.
 
     Example: kgctl store papers --store ./kgctl-data/store --json
     """
@@ -92,33 +95,66 @@ def papers(store: GraphStore, *, as_json: bool) -> None:
     _emit(rows, as_json=as_json, text=text or "(no papers)")
 
 
+view_option = click.option(
+    "--view", type=click.Choice(VIEWS), default=DEFAULT_VIEW, show_default=True,
+    help="merged: entities with their canonical identity (`kgctl store merge`); raw: the "
+         "paper graphs as extracted.")
+
+
 @command.command()
 @store_options
 @click.argument("paper", required=False)
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="trig",
-              show_default=True, help="RDF syntax; turtle/ntriples need a PAPER.")
+@click.option("--format", "fmt", type=click.Choice([*FORMATS, "csv"]), default="trig",
+              show_default=True, help="RDF syntax (turtle/ntriples need a PAPER), or csv with "
+              "--table.")
+@click.option("--table", help="With --format csv: a table the domain pack declares "
+              "(its tables/NAME.rq).")
+@view_option
+@domain_option
 @click.option("--trace", "as_trace", is_flag=True,
               help="Write the paper's call trace as JSONL instead of RDF.")
 @click.option("--out", "output", type=click.Path(path_type=Path, dir_okay=False),
               help="File to write (default: standard output).")
-def export(store: GraphStore, paper: str | None, *, fmt: str, as_trace: bool,
-           output: Path | None) -> None:
-    """Export one paper (graph + provenance) or the whole store, or a paper's trace.
+def export(store: GraphStore, paper: str | None, *, fmt: str, table: str | None, view: str,
+           domain: str | None, as_trace: bool, output: Path | None) -> None:
+    """Export one paper or the whole store as RDF, a paper's trace, or a table as CSV.
+
+    A paper exports in the merged view when it has a merged graph (its graph plus the
+    canonical identity of each entity); the whole store exports every graph (a backup).
+
+    Example: kgctl store export --format csv --table dopings --domain nerre-doping --out t.csv
 
     Example: kgctl store export 10.1021_ic050460z --trace --out ic050460z.jsonl
     """
+    if (fmt == "csv") != (table is not None):
+        raise InputError("--format csv and --table NAME go together (see --help)")
     if as_trace:
         if paper is None:
             raise InputError("--trace needs a PAPER")
         if not store.has_paper(paper):
             raise InputError(f"unknown paper: {paper!r} (see `kgctl store papers`)")
         data = trace_jsonl(store.trace(paper)).encode()
+    elif table is not None:
+        data = table_csv(store, _table_query(table, domain), view=view)
+    elif paper is not None and view == "merged" and store.has_paper(paper) \
+            and has_merged(store, paper):
+        data = merged_paper(store, paper, format=FORMATS[fmt])
     else:
         data = store.export(paper_id=paper, format=FORMATS[fmt])
     if output is None:
         click.echo(data, nl=False)
     else:
         output.write_bytes(data)
+
+
+def _table_query(name: str, domain: str | None) -> str:
+    pack = load_pack(domain)
+    folder = pack.part("tables")
+    known = sorted(p.stem for p in folder.glob("*.rq")) if folder else []
+    if name not in known:
+        raise InputError(f"domain {pack.name!r} declares no table {name!r}"
+                         + (f"; choose from {', '.join(known)}" if known else ""))
+    return (folder / f"{name}.rq").read_text(encoding="utf-8")
 
 
 @command.command("import")
@@ -176,3 +212,26 @@ def replay_(store: GraphStore, trace_file: Path, *, paper: str | None, as_json: 
             "triples": sum(1 for _ in store.triples(pid))}
     _emit(data, as_json=as_json,
           text=f"replayed {data['calls']} calls into {pid}: {data['triples']} triples")
+
+
+@command.command("merge")
+@store_options
+@click.option("--paper", "papers", multiple=True, help="Paper id (repeatable; default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def merge(store: GraphStore, *, papers: tuple[str, ...], as_json: bool) -> None:
+    """Rebuild the merged view: each paper graph plus the canonical identity of its grounded
+    or deduplicated entities, with the method and score of each link (docs/store.md).
+    `kgctl ground` and `kgctl dedup` run it for the papers they touch.
+
+    Example: kgctl store merge --store kgctl-data/store
+    """
+    from kgctl.store.merged import rebuild
+
+    unknown = sorted(set(papers) - set(store.papers()))
+    if unknown:
+        raise InputError(f"unknown paper(s): {', '.join(unknown)} (see `kgctl store papers`)")
+    summary = rebuild(store, list(papers) or None)
+    _emit(summary.model_dump(), as_json=as_json,
+          text=f"merged {summary.papers} paper(s): {summary.entities} entities with "
+               f"{summary.identities} identities ("
+               + ", ".join(f"{n} by {m}" for m, n in sorted(summary.by_method.items())) + ")")

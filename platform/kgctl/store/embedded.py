@@ -39,7 +39,13 @@ from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import LAST_SEQ_QUERY, TRACE_QUERY, record_from_literal
 from kgctl.store.sparql import bind, data_update
 from kgctl.store.transaction import check_paper_id, check_within, plan_write
-from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
+from kgctl.store.views import (
+    PREFIXES,
+    merged_graphs,
+    papers_of_graphs,
+    triple_format,
+    view_graphs,
+)
 
 
 def check_store_folder(path: Path) -> None:
@@ -82,13 +88,20 @@ class EmbeddedStore:
 
     # -- reads ------------------------------------------------------------------------------
     def query(self, sparql: str, *, bindings: Mapping[str, Term] | None = None,
-              paper_id: str | None = None, union: bool = False) -> QueryResult:
+              paper_id: str | None = None, union: bool = False, view: str | None = None
+              ) -> QueryResult:
         if paper_id is not None and union:
             raise InputError("query: give paper_id or union, not both")
         options: dict = {"use_default_graph_as_union": union}
         if paper_id is not None:
             check_paper_id(paper_id)
             options["default_graph"] = graph_iri(paper_id)
+        elif view is not None:
+            shown = view_graphs((g.value for g in self._store.named_graphs()
+                                 if isinstance(g, NamedNode)), view)
+            if shown is not None:
+                graphs = [NamedNode(g) for g in shown]
+                options = {"named_graphs": graphs} | ({"default_graph": graphs} if union else {})
         # VALUES injection rather than SEP-0007 substitution: same meaning on every backend
         return self._run(bind(sparql, bindings), **options)
 
@@ -152,9 +165,13 @@ class EmbeddedStore:
             last = self._last_seq_of(paper_id) if record is not None else 0
             plan = plan_write(paper_id, insert=insert, delete=delete, record=record,
                               last_seq=last)
+            # a merged view of the paper is stale once its graph changes: it goes in the same
+            # transaction (the merged view shows the paper graph until the next merge)
+            stale = [g for g in merged_graphs(paper_id) if self._store.contains_named_graph(g)]
             try:
-                if plan.delete:
-                    self._store.update(data_update(delete=plan.delete, insert=plan.insert))
+                if plan.delete or stale:
+                    self._store.update(data_update(drop=stale, delete=plan.delete,
+                                                   insert=plan.insert))
                 elif plan.insert:
                     self._store.extend(plan.insert)
             except (OSError, RuntimeError, SyntaxError) as exc:
@@ -191,7 +208,8 @@ class EmbeddedStore:
         check_paper_id(paper_id)
         with self._lock:
             self._last_seq.pop(paper_id, None)
-            self.replace_graphs([graph_iri(paper_id), provenance_graph_iri(paper_id)], quads)
+            self.replace_graphs([graph_iri(paper_id), provenance_graph_iri(paper_id),
+                                 *merged_graphs(paper_id)], quads)
 
     def replace_graphs(self, graphs: Iterable[NamedNode], quads: Iterable[Quad]) -> None:
         graphs, quads = list(graphs), list(quads)
@@ -203,7 +221,8 @@ class EmbeddedStore:
         with self._lock:
             self._require(paper_id)
             self._last_seq.pop(paper_id, None)
-            self._apply(data_update(drop=[graph_iri(paper_id), provenance_graph_iri(paper_id)]))
+            self._apply(data_update(drop=[graph_iri(paper_id), provenance_graph_iri(paper_id),
+                                          *merged_graphs(paper_id)]))
 
     def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
         quads = parse_dataset(data, format=format)

@@ -30,7 +30,13 @@ from kgctl.store.settings import EndpointSettings, settings_for
 from kgctl.store.sparql import bind, quads_block, term_to_sparql
 from kgctl.store.staging import JOURNAL_QUERY, Staged, hidden_graph, pending, stage, swap_update
 from kgctl.store.transaction import check_paper_id, check_within, plan_write
-from kgctl.store.views import PREFIXES, papers_of_graphs, triple_format
+from kgctl.store.views import (
+    PREFIXES,
+    merged_graphs,
+    papers_of_graphs,
+    triple_format,
+    view_graphs,
+)
 
 GRAPHS_TTL_S = 2.0  # graph list cache: other processes' new papers show up within this time
 # GROUP BY, not DISTINCT: the same answer, 100x faster on Virtuoso (1 s vs 8 ms, 3 papers)
@@ -85,7 +91,8 @@ class RemoteStore:
 
     # -- reads ------------------------------------------------------------------------------
     def query(self, sparql: str, *, bindings: Mapping[str, Term] | None = None,
-              paper_id: str | None = None, union: bool = False) -> QueryResult:
+              paper_id: str | None = None, union: bool = False, view: str | None = None
+              ) -> QueryResult:
         if paper_id is not None and union:
             raise InputError("query: give paper_id or union, not both")
         text = bind(sparql, bindings)
@@ -94,6 +101,8 @@ class RemoteStore:
             dataset = [("default-graph-uri", graph_iri(paper_id).value)]
         else:
             graphs = sorted(self._visible_graphs())
+            shown = view_graphs(graphs, view) if view is not None else None
+            graphs = graphs if shown is None else shown
             dataset = [("named-graph-uri", g) for g in graphs]
             if union:
                 dataset += [("default-graph-uri", g) for g in graphs]
@@ -271,7 +280,8 @@ class RemoteStore:
         check_paper_id(paper_id)
         with self._lock:
             self._last_seq.pop(paper_id, None)
-            self.replace_graphs([graph_iri(paper_id), provenance_graph_iri(paper_id)], quads)
+            self.replace_graphs([graph_iri(paper_id), provenance_graph_iri(paper_id),
+                                 *merged_graphs(paper_id)], quads)
 
     def replace_graphs(self, graphs: Iterable[NamedNode], quads: Iterable[Quad]) -> None:
         """Staged and swapped, whatever the size: all or nothing on every server (one request

@@ -1,21 +1,75 @@
-"""Small pure helpers shared by the backends: paper ids from graph names, export prefixes.
+"""Small pure helpers shared by the backends: paper ids from graph names, export prefixes,
+and the graphs each view of the store shows.
 
 >>> papers_of_graphs(["https://w3id.org/kgctl/paper/p2",
 ...                   "https://w3id.org/kgctl/paper/p1/provenance", "https://other.org/g"])
 ['p1', 'p2']
+
+Two views (docs/store.md): `raw` shows every graph but the merged ones; `merged` shows each
+paper's merged graph instead of its paper graph (papers not merged yet keep their paper graph)
+and hides the dedup graph, whose links the merged graphs carry. Neither counts a paper twice.
+
+>>> graphs = [PAPER_BASE + "p1", PAPER_BASE + "p2", MERGED_BASE + "p1", BASE + "dedup"]
+>>> [g.rsplit("kgctl/", 1)[1] for g in view_graphs(graphs, "merged")]
+['merged/p1', 'paper/p2']
+>>> [g.rsplit("kgctl/", 1)[1] for g in view_graphs(graphs, "raw")]
+['dedup', 'paper/p1', 'paper/p2']
+>>> view_graphs(graphs[:2], "merged") is None  # nothing merged yet: every graph
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from pyoxigraph import RdfFormat
+from pyoxigraph import NamedNode, RdfFormat
 
-from kgctl.store.iris import BASE, PAPER_BASE, paper_of_graph
+from kgctl.errors import InputError
+from kgctl.store.iris import BASE, PAPER_BASE, graph_iri, paper_of_graph
 from kgctl.store.provenance import KG
 
 PROVENANCE_SUFFIX = "/provenance"
 PREFIXES = {"kg": KG, "paper": PAPER_BASE, "kgctl": BASE}
+MERGED_BASE = BASE + "merged/"
+DEDUP_GRAPH = NamedNode(BASE + "dedup")  # canonical nodes + owl:sameAs of `kgctl dedup`
+DEDUP_PROVENANCE = NamedNode(BASE + "dedup/provenance")
+VIEWS = ("merged", "raw")
+DEFAULT_VIEW = "merged"
+
+
+def merged_graph_iri(pid: str) -> NamedNode:
+    """The merged graph of one paper (its graph plus the identities of its entities)."""
+    return NamedNode(MERGED_BASE + pid)
+
+
+def merged_provenance_iri(pid: str) -> NamedNode:
+    """Which method and score linked each entity of one paper to its identity."""
+    return NamedNode(MERGED_BASE + pid + PROVENANCE_SUFFIX)
+
+
+def merged_graphs(pid: str) -> list[NamedNode]:
+    """The graphs of a paper's merged view: stale once its paper graph changes."""
+    return [merged_graph_iri(pid), merged_provenance_iri(pid)]
+
+
+def check_view(view: str) -> str:
+    if view not in VIEWS:
+        raise InputError(f"unknown view {view!r}: choose {' or '.join(VIEWS)}")
+    return view
+
+
+def view_graphs(graphs: Iterable[str], view: str) -> list[str] | None:
+    """The named graphs `view` shows, sorted; None when it shows all of `graphs`."""
+    graphs = sorted(set(graphs))
+    if check_view(view) == "raw":
+        shown = [g for g in graphs if not g.startswith(MERGED_BASE)]
+    else:
+        merged = {g[len(MERGED_BASE):] for g in graphs if g.startswith(MERGED_BASE)
+                  and "/" not in g[len(MERGED_BASE):]}
+        hidden = {graph_iri(p).value for p in merged} | ({DEDUP_GRAPH.value} if merged else set())
+        shown = [g for g in graphs if g not in hidden]
+    return None if len(shown) == len(graphs) else shown
 
 
 def papers_of_graphs(graphs: Iterable[str]) -> list[str]:
@@ -33,3 +87,20 @@ def papers_of_graphs(graphs: Iterable[str]) -> list[str]:
 def triple_format(format: RdfFormat) -> bool:
     """True for formats that hold one graph (Turtle, N-Triples, RDF/XML)."""
     return not format.supports_datasets
+
+
+class InView:
+    """A store whose queries see one view unless they name another; everything else is the
+    store's own (readers that take a GraphStore follow the view without knowing of it)."""
+
+    def __init__(self, store: Any, view: str) -> None:
+        self.store, self.view = store, check_view(view)
+
+    def query(self, sparql: str, *, view: str | None = None, **options: Any) -> Any:
+        return self.store.query(sparql, view=view or self.view, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def __repr__(self) -> str:
+        return f"{self.store!r} ({self.view} view)"
