@@ -12,10 +12,12 @@ measures, interleaving the servers round by round (ratios: each over oxigraph):
   2. ``ASK {}`` throughput with 50 connections;
   3. the mixed read-out workload (read-out queries on every paper, the page's examples)
      throughput with 50 connections;
-then kgctl alone, with its default workers and again with 2 and 4 (fresh servers): 24
-concurrent runaway queries (timeout 2 s) while a probe asks a cheap query every 0.1 s; the
-worst probe latency and, 10 s after the deadline, how many of kgctl's processes still burn
-CPU. The load average before and after is printed (the machine may be shared).
+then, for each simple design, a cheap probe's latency while as many runaway queries run as it
+has processes (neither stops a query); then kgctl alone, with its default workers and again
+with 2 and 4 (fresh servers): 24 concurrent runaway queries (timeout 2 s) while a probe asks a
+cheap query every 0.1 s; the worst probe latency and, 10 s after the deadline, how many of
+kgctl's processes still burn CPU. The load average before and after is printed (the machine
+may be shared).
 
 Run: python scripts/bench_service.py
 """
@@ -64,6 +66,7 @@ PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatCh
 PAPER_PREFIX = "https://w3id.org/kgctl/paper/"
 SIMPLE = Path(__file__).with_name("simple_service.py")
 SIMPLE_DESIGNS = {"simple": 0, "simple-pool": DEFAULT_WORKERS}  # pool processes (0: inline)
+STARVED_S = 10.0
 
 
 class Connection:
@@ -236,6 +239,34 @@ async def runaways(port: int, server_pid: int) -> dict:
             f"processes_burning_cpu_{CPU_GRACE_S:g}s_after_deadline": len(burning)}
 
 
+async def starved(port: int, runaways: int) -> dict:
+    """A cheap probe's latency (up to STARVED_S) while `runaways` runaway queries run."""
+    conns = [await Connection.open(port) for _ in range(runaways)]
+    tasks = [asyncio.create_task(conn.get(target(RUNAWAY))) for conn in conns]
+    await asyncio.sleep(0.5)  # they have started
+    probe = await Connection.open(port)
+    started = time.perf_counter()
+    try:
+        status, _ = await asyncio.wait_for(probe.get(target(PROBE)), STARVED_S)
+    except TimeoutError:
+        status = 0
+    waited = time.perf_counter() - started
+    for task in tasks:
+        task.cancel()
+    for conn in [*conns, probe]:
+        conn.close()
+    return {"runaways": runaways, "probe_status": status or f"none within {STARVED_S:g} s",
+            "probe_ms": round(waited * 1000, 1)}
+
+
+def stop(name: str, process: subprocess.Popen) -> None:
+    if name in SIMPLE_DESIGNS:
+        os.killpg(process.pid, signal.SIGTERM)
+    else:
+        process.terminate()
+    process.wait(STARTUP_S)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -327,10 +358,19 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     latency["ASK {}"]["kgctl_ratio_per_connection_pair"] = pair_ratios
     mixed = [t for targets in readouts.values() for t in targets]
     mixed += [target(e["query"]) for e in load_examples()]
-    return {
+    figures = {
         "single_client_p50_ms": latency,
         "ask_throughput_50_connections": await compare_throughput(ports, ask),
         "mixed_readout_throughput_50_connections": await compare_throughput(ports, mixed),
+        # neither simple design stops a query: as many runaways as it has processes starve it
+        "simple_designs_cheap_probe_behind_runaways": {
+            name: await starved(ports[name], max(pool, 1))
+            for name, pool in SIMPLE_DESIGNS.items()},
+    }
+    for name in SIMPLE_DESIGNS:  # their runaways go on: stop them before kgctl's bursts
+        stop(name, processes.pop(name))
+    return {
+        **figures,
         "runaway_burst_kgctl": await runaways(ports["kgctl"], processes["kgctl"].pid),
         **{f"runaway_burst_kgctl_{n}_workers": await burst_with_workers(tmp, n)
            for n in BURST_WORKERS},
@@ -346,11 +386,7 @@ def main() -> None:
             figures = uvloop.run(measure(ports, processes, papers, Path(tmp)))
         finally:
             for name, process in processes.items():
-                if name in SIMPLE_DESIGNS:
-                    os.killpg(process.pid, signal.SIGTERM)
-                else:
-                    process.terminate()
-                process.wait(STARTUP_S)
+                stop(name, process)
     figures["machine"] = {"cpus": os.cpu_count(), "papers": len(papers),
                           "load_average_1_5_15_before": load_before,
                           "load_average_1_5_15_after": os.getloadavg()}

@@ -93,9 +93,10 @@ class Framer:
         while self.end is None and (event := self._h11.next_event()) is not h11.NEED_DATA:
             if isinstance(event, h11.Request):
                 self.head, self.head_end = event, self._offset()
-                chunked = any(name == b"transfer-encoding" for name, _ in event.headers)
-                lengths = [v for name, v in event.headers if name == b"content-length"]
-                self.length = None if chunked else int(lengths[0]) if lengths else 0
+                fields = dict(event.headers.raw_items()) if len(event.headers) > 0 else {}
+                self.length = None if b"transfer-encoding" in {n.lower() for n in fields} \
+                    else next((int(v) for n, v in fields.items()
+                               if n.lower() == b"content-length"), 0)
             elif isinstance(event, h11.Data):
                 self._body += len(event.data)
             elif isinstance(event, h11.EndOfMessage):
