@@ -75,9 +75,10 @@ SERVICE_FORMS = [
     "ASK {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "CONSTRUCT {{ ?s ?p ?o }} WHERE {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "DESCRIBE ?s WHERE {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
-    "SELECT * {{ ?s ?p \"a\\u0022@en, \" . SERVICE <{t}> {{ ?s ?p ?o }} ?s ?p \", \\u0022\" }}",
+    "SELECT * {{ OPTIONAL {{ ?s ?p \"a\\u0022@en, \" }} . SERVICE <{t}> {{ ?s ?p ?o }} "
+    "OPTIONAL {{ ?s ?p \", \\u0022\" }} }}",  # rdflib's decoding ends the string early
     "SELECT * {{ ?s ?p ?o . # \\u000A1234 ?x ?y . SERVICE <{t}> {{ ?a ?b ?c }}\n}}",
-    "SELECT * {{ SERVICE <\\u0068{t[1:]}> {{ ?s ?p ?o }} }}",  # h of http
+    "SELECT * {{ SERVICE <\\u0068{rest}> {{ ?s ?p ?o }} }}",  # h of http, then the rest
 ]
 UPDATE_FORMS = [
     "LOAD <{t}>",
@@ -165,8 +166,8 @@ def service(tmp: Path) -> dict:
     process, port = serve(tmp / "store")
     base = f"http://127.0.0.1:{port}"
     try:
-        statuses = [httpx.get(f"{base}/query", params={"query": form.format(t=url)}).status_code
-                    for form in SERVICE_FORMS]
+        statuses = [httpx.get(f"{base}/query", params={
+            "query": form.format(t=url, rest=url[1:])}).status_code for form in SERVICE_FORMS]
         statuses += [httpx.post(f"{base}/update", content=form.format(t=url), headers={
             "Content-Type": "application/sparql-update",
             "Authorization": f"Bearer {TOKEN}"}).status_code for form in UPDATE_FORMS]

@@ -29,6 +29,9 @@ QUERIES = [
     # pyoxigraph decodes escapes inside strings only: \u0022 there is a quote it reads as text,
     # a pre-pass would take it for the string's end and hide what follows in a new string
     "SELECT * { ?s ?p \"a\\u0022@en, \" . SERVICE <T> { ?s ?p ?o } ?s ?p \", \\u0022\" }",
+    # (this one made the server POST to <T> past the previous check, rdflib's own decoding)
+    "SELECT * { OPTIONAL { ?s ?p \"a\\u0022@en, \" } . SERVICE <T> { ?s ?p ?o } "
+    "OPTIONAL { ?s ?p \", \\u0022\" } }",
     "SELECT * { ?s ?p ?o . # \\u000A1234 ?x ?y . SERVICE <T> { ?a ?b ?c }\n}",
     "SELECT * { ?s ?p ?o . # \\u000a00010 ?x ?y . SERVICE <T> { ?a ?b ?c }\n}",
     "SELECT * { \\u005Cu0053ERVICE <T> { ?s ?p ?o } }",
