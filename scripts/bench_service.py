@@ -260,8 +260,8 @@ async def starved(port: int, runaways: int) -> dict:
 
 
 def stop(name: str, process: subprocess.Popen) -> None:
-    if name in SIMPLE_DESIGNS:
-        os.killpg(process.pid, signal.SIGTERM)
+    if name in SIMPLE_DESIGNS:  # a query in its event loop or pool does not stop for SIGTERM
+        os.killpg(process.pid, signal.SIGKILL)
     else:
         process.terminate()
     process.wait(STARTUP_S)
