@@ -79,6 +79,7 @@ SERVICE_FORMS = [
     "OPTIONAL {{ ?s ?p \", \\u0022\" }} }}",  # rdflib's decoding ends the string early
     "SELECT * {{ ?s ?p ?o . # \\u000A1234 ?x ?y . SERVICE <{t}> {{ ?a ?b ?c }}\n}}",
     "SELECT * {{ SERVICE <\\u0068{rest}> {{ ?s ?p ?o }} }}",  # h of http, then the rest
+    "SELECT * {{ BIND(1 AS ?o) # x\r SERVICE <{t}> {{ ?a ?b ?c }} \n }}",  # CR ends a comment
 ]
 UPDATE_FORMS = [
     "LOAD <{t}>",

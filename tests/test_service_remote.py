@@ -35,6 +35,9 @@ QUERIES = [
     "SELECT * { ?s ?p ?o . # \\u000A1234 ?x ?y . SERVICE <T> { ?a ?b ?c }\n}",
     "SELECT * { ?s ?p ?o . # \\u000a00010 ?x ?y . SERVICE <T> { ?a ?b ?c }\n}",
     "SELECT * { \\u005Cu0053ERVICE <T> { ?s ?p ?o } }",
+    # a comment ends at CR for pyoxigraph, at LF only for rdflib's grammar (this one made the
+    # server POST to <T> past the previous check)
+    "SELECT * { BIND(1 AS ?o) # x\r SERVICE <T> { ?a ?b ?c } \n }",
     "SELECT * { { SELECT * { { SELECT * { SERVICE <T> { ?s ?p ?o } } } } } }",
     "SELECT * { OPTIONAL { SERVICE <T> { ?s ?p ?o } } }",
     "SELECT * { FILTER EXISTS { SERVICE <T> { ?s ?p ?o } } }",

@@ -3,7 +3,8 @@ r"""The parse tree of a query or update, read by rdflib's SPARQL grammar, once p
 ``\u`` / ``\U`` escapes are decoded first, as the grammar says; an escape that would make a
 quote, backslash, angle bracket, ``#`` or line end is refused, since pyoxigraph decodes escapes
 inside strings and IRIs only and would read such a text with other token boundaries (a string
-that ends elsewhere). rdflib's own decoding (which also takes ``\u`` with 8 digits) is not used.
+that ends elsewhere). rdflib's own decoding (which also takes ``\u`` with 8 digits) is not used,
+and CR is read as LF (rdflib would go on with a comment past a CR, where pyoxigraph ends it).
 The ``WHERE`` of each ``DELETE/INSERT ... WHERE`` keeps its offset (kgctl.service.update_dataset).
 
 >>> text, tree = parse_update(r"INSERT { ?s ?p '\u00e9' } WHERE { ?s ?p ?o }")
@@ -59,7 +60,8 @@ def _parse(sparql_text: str, update: bool) -> tuple[str, object]:
     try:
         text = _ESCAPE.sub(_decode, sparql_text)
         grammar = _UNIT if update else sparql.Query
-        return text, grammar.parse_string(text, parse_all=True)
+        # a comment ends at CR too (pyoxigraph ends it there; rdflib's only at LF)
+        return text, grammar.parse_string(text.replace("\r", "\n"), parse_all=True)
     except (ParseBaseException, ValueError, TypeError) as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"the request could not be read: {exc}") from None
 
