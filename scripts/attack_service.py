@@ -50,7 +50,8 @@ STARTUP_S = 60.0
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
 ASK = "ASK { GRAPH ?g { ?s ?p ?o } }"
 CHUNK_SIZES = [b"-6", b"+6", b" 6", b"6 ", b"0x6", b"6 6", b"", b"g", b"F" * 40, b"5", b"-0",
-               b"6\x00", b"1" * 17, b"FFFFFFFFFFFFFFFFF", b"-FFFFFFFF", b"\t6", b"6\r"]
+               b"6\x00", b"1" * 17, b"FFFFFFFFFFFFFFFFF", b"-FFFFFFFF", b"\t6", b"6\r", b"0x10",
+               b"+5", b"1" * 30, b"6 ;x"]
 SERVICE_FORMS = [
     "SELECT * {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "SELECT * {{ \\u0053ERVICE SILENT <{t}> {{ ?s ?p ?o }} }}",
@@ -74,6 +75,11 @@ SERVICE_FORMS = [
     "ASK {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "CONSTRUCT {{ ?s ?p ?o }} WHERE {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "DESCRIBE ?s WHERE {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
+    "SELECT * {{ OPTIONAL {{ ?s ?p \"a\\u0022@en, \" }} . SERVICE <{t}> {{ ?s ?p ?o }} "
+    "OPTIONAL {{ ?s ?p \", \\u0022\" }} }}",  # rdflib's decoding ends the string early
+    "SELECT * {{ ?s ?p ?o . # \\u000A1234 ?x ?y . SERVICE <{t}> {{ ?a ?b ?c }}\n}}",
+    "SELECT * {{ SERVICE <\\u0068{rest}> {{ ?s ?p ?o }} }}",  # h of http, then the rest
+    "SELECT * {{ BIND(1 AS ?o) # x\r SERVICE <{t}> {{ ?a ?b ?c }} \n }}",  # CR ends a comment
 ]
 UPDATE_FORMS = [
     "LOAD <{t}>",
@@ -161,8 +167,8 @@ def service(tmp: Path) -> dict:
     process, port = serve(tmp / "store")
     base = f"http://127.0.0.1:{port}"
     try:
-        statuses = [httpx.get(f"{base}/query", params={"query": form.format(t=url)}).status_code
-                    for form in SERVICE_FORMS]
+        statuses = [httpx.get(f"{base}/query", params={
+            "query": form.format(t=url, rest=url[1:])}).status_code for form in SERVICE_FORMS]
         statuses += [httpx.post(f"{base}/update", content=form.format(t=url), headers={
             "Content-Type": "application/sparql-update",
             "Authorization": f"Bearer {TOKEN}"}).status_code for form in UPDATE_FORMS]

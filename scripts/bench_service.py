@@ -1,18 +1,23 @@
-"""`kgctl serve` against `oxigraph serve` on identical MOP-30 data, in one run (loopback only).
+"""`kgctl serve` against `oxigraph serve` on identical MOP-30 data, in one run (loopback only),
+beside two deliberately simple designs (scripts/simple_service.py): uvicorn running kgctl's
+app in one process, answering queries inline (``simple``) or in a pool of as many processes
+as kgctl has workers (``simple-pool``).
 
-Both servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
+All servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
 tools, kgctl.service.seed). One load generator (uvloop + httptools, keep-alive connections)
-measures, interleaving the two servers round by round:
+measures, interleaving the servers round by round (ratios: each over oxigraph):
   1. single-client latency of ``ASK {}`` (median of the p50s on 5 fresh connection pairs, and
      the ratio on each pair) and of each read-out query (queries/*.rq, run on a paper's graph
      as default graph, papers in turn): p50 per server and the ratio;
   2. ``ASK {}`` throughput with 50 connections;
   3. the mixed read-out workload (read-out queries on every paper, the page's examples)
      throughput with 50 connections;
-then kgctl alone, with its default workers and again with 2 and 4 (fresh servers): 24
-concurrent runaway queries (timeout 2 s) while a probe asks a cheap query every 0.1 s; the
-worst probe latency and, 10 s after the deadline, how many of kgctl's processes still burn
-CPU. The load average before and after is printed (the machine may be shared).
+then, for each simple design, a cheap probe's latency while as many runaway queries run as it
+has processes (neither stops a query); then kgctl alone, with its default workers and again
+with 2 and 4 (fresh servers): 24 concurrent runaway queries (timeout 2 s) while a probe asks a
+cheap query every 0.1 s; the worst probe latency and, 10 s after the deadline, how many of
+kgctl's processes still burn CPU. The load average before and after is printed (the machine
+may be shared).
 
 Run: python scripts/bench_service.py
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -35,6 +41,7 @@ import httptools
 import uvloop
 from pyoxigraph import RdfFormat, Store, serialize
 
+from kgctl.service.config import DEFAULT_WORKERS
 from kgctl.service.seed import pack_quads
 from kgctl.service.static_examples import load_examples
 
@@ -44,7 +51,7 @@ ASK_CONNECTIONS = 5  # ASK {} is measured on this many fresh connection pairs in
 # the kernel runs a server's thread against the client's moves its latency by 2x
 ROUNDS_READOUT = 30  # per read-out query and server
 THROUGHPUT_S = 3.0
-THROUGHPUT_REPEATS = 2  # interleaved kgctl, oxigraph, kgctl, oxigraph
+THROUGHPUT_REPEATS = 2  # interleaved: every server, then every server again
 RUNAWAYS = 24
 BURST_WORKERS = (2, 4)
 TIMEOUT_S = 2.0
@@ -57,6 +64,9 @@ ACCEPT = "application/sparql-results+json, text/turtle;q=0.9"  # the page's exam
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
 PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatChill> } }"
 PAPER_PREFIX = "https://w3id.org/kgctl/paper/"
+SIMPLE = Path(__file__).with_name("simple_service.py")
+SIMPLE_DESIGNS = {"simple": 0, "simple-pool": DEFAULT_WORKERS}  # pool processes (0: inline)
+STARVED_S = 10.0
 
 
 class Connection:
@@ -157,8 +167,12 @@ async def compare_throughput(ports: dict[str, int], targets: list[str]) -> dict:
             runs[name].append(qps)
             errors[name] += bad
     best = {name: max(values) for name, values in runs.items()}
-    return {"qps_runs": runs, "errors": errors,
-            "ratio_kgctl_over_oxigraph": round(best["kgctl"] / best["oxigraph"], 3)}
+    return {"qps_runs": runs, "errors": errors, **ratios(best, 3)}
+
+
+def ratios(figures: dict[str, float], digits: int) -> dict[str, float]:
+    return {f"ratio_{name}_over_oxigraph": round(value / figures["oxigraph"], digits)
+            for name, value in figures.items() if name != "oxigraph"}
 
 
 def descendants(pid: int) -> list[int]:
@@ -225,6 +239,34 @@ async def runaways(port: int, server_pid: int) -> dict:
             f"processes_burning_cpu_{CPU_GRACE_S:g}s_after_deadline": len(burning)}
 
 
+async def starved(port: int, runaways: int) -> dict:
+    """A cheap probe's latency (up to STARVED_S) while `runaways` runaway queries run."""
+    conns = [await Connection.open(port) for _ in range(runaways)]
+    tasks = [asyncio.create_task(conn.get(target(RUNAWAY))) for conn in conns]
+    await asyncio.sleep(0.5)  # they have started
+    probe = await Connection.open(port)
+    started = time.perf_counter()
+    try:
+        status, _ = await asyncio.wait_for(probe.get(target(PROBE)), STARVED_S)
+    except TimeoutError:
+        status = 0
+    waited = time.perf_counter() - started
+    for task in tasks:
+        task.cancel()
+    for conn in [*conns, probe]:
+        conn.close()
+    return {"runaways": runaways, "probe_status": status or f"none within {STARVED_S:g} s",
+            "probe_ms": round(waited * 1000, 1)}
+
+
+def stop(name: str, process: subprocess.Popen) -> None:
+    if name in SIMPLE_DESIGNS:  # a query in its event loop or pool does not stop for SIGTERM
+        os.killpg(process.pid, signal.SIGKILL)
+    else:
+        process.terminate()
+    process.wait(STARTUP_S)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -245,7 +287,7 @@ def wait_ready(port: int, process: subprocess.Popen) -> None:
 
 def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen]]:
     quads = pack_quads()
-    for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS)):
+    for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS), *SIMPLE_DESIGNS):
         store = Store(str(tmp / name))
         store.extend(quads)
         store.flush()
@@ -254,12 +296,16 @@ def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen
     data.write_bytes(serialize(quads, format=RdfFormat.N_QUADS))
     subprocess.run(["oxigraph", "load", "--location", str(tmp / "oxigraph"), "--file", str(data)],
                    check=True, capture_output=True)
-    ports = {"kgctl": free_port(), "oxigraph": free_port()}
+    ports = {name: free_port() for name in ("kgctl", "oxigraph", *SIMPLE_DESIGNS)}
     processes = {
         "kgctl": start_kgctl(tmp / "kgctl", ports["kgctl"]),
         "oxigraph": subprocess.Popen(
             ["oxigraph", "serve", "--location", str(tmp / "oxigraph"), "--bind",
              f"127.0.0.1:{ports['oxigraph']}"], stderr=subprocess.DEVNULL),
+        **{name: subprocess.Popen([sys.executable, str(SIMPLE), str(tmp / name),
+                                   str(ports[name]), str(pool)], stderr=subprocess.DEVNULL,
+                                  start_new_session=True)  # its pool is stopped with it
+           for name, pool in SIMPLE_DESIGNS.items()},
     }
     for name, process in processes.items():
         wait_ready(ports[name], process)
@@ -303,19 +349,28 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     pairs = [await single_client(ports, ask * (ROUNDS_ASK // ASK_CONNECTIONS))
              for _ in range(ASK_CONNECTIONS)]
     latency = {"ASK {}": {name: statistics.median(p[name] for p in pairs) for name in ports}}
-    latency["ASK {}"]["ratio_per_connection_pair"] = sorted(
-        round(p["kgctl"] / p["oxigraph"], 2) for p in pairs)
+    pair_ratios = sorted(round(p["kgctl"] / p["oxigraph"], 2) for p in pairs)
     for name, targets in readouts.items():
         rounds = (targets * (ROUNDS_READOUT // len(targets) + 1))[:ROUNDS_READOUT]
         latency[name] = await single_client(ports, rounds)
     for figures in latency.values():
-        figures["ratio_kgctl_over_oxigraph"] = round(figures["kgctl"] / figures["oxigraph"], 2)
+        figures.update(ratios(figures, 2))
+    latency["ASK {}"]["kgctl_ratio_per_connection_pair"] = pair_ratios
     mixed = [t for targets in readouts.values() for t in targets]
     mixed += [target(e["query"]) for e in load_examples()]
-    return {
+    figures = {
         "single_client_p50_ms": latency,
         "ask_throughput_50_connections": await compare_throughput(ports, ask),
         "mixed_readout_throughput_50_connections": await compare_throughput(ports, mixed),
+        # neither simple design stops a query: as many runaways as it has processes starve it
+        "simple_designs_cheap_probe_behind_runaways": {
+            name: await starved(ports[name], max(pool, 1))
+            for name, pool in SIMPLE_DESIGNS.items()},
+    }
+    for name in SIMPLE_DESIGNS:  # their runaways go on: stop them before kgctl's bursts
+        stop(name, processes.pop(name))
+    return {
+        **figures,
         "runaway_burst_kgctl": await runaways(ports["kgctl"], processes["kgctl"].pid),
         **{f"runaway_burst_kgctl_{n}_workers": await burst_with_workers(tmp, n)
            for n in BURST_WORKERS},
@@ -330,9 +385,8 @@ def main() -> None:
             load_before = os.getloadavg()
             figures = uvloop.run(measure(ports, processes, papers, Path(tmp)))
         finally:
-            for process in processes.values():
-                process.terminate()
-                process.wait(STARTUP_S)
+            for name, process in processes.items():
+                stop(name, process)
     figures["machine"] = {"cpus": os.cpu_count(), "papers": len(papers),
                           "load_average_1_5_15_before": load_before,
                           "load_average_1_5_15_after": os.getloadavg()}

@@ -73,6 +73,11 @@ def url(store: Store):
     "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\\" ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
     "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:\\#a ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
     "PREFIX ex: <urn:x#> SELECT * {{ ?s ex:a\\( ?o . SERVICE <{target}> {{ ?s ?p ?o }} }}",
+    # an escaped quote inside a string: a pre-pass that decodes it ends the string there
+    "SELECT * {{ OPTIONAL {{ ?s ?p \"a\\u0022@en, \" }} . SERVICE <{target}> {{ ?s ?p ?o }} "
+    "OPTIONAL {{ ?s ?p \", \\u0022\" }} }}",
+    # a comment that pyoxigraph ends at CR
+    "SELECT * {{ BIND(1 AS ?o) # x\r SERVICE <{target}> {{ ?a ?b ?c }} \n }}",
 ])
 def test_service_to_another_host_is_refused_without_contacting_it(url: str,
                                                                   template: str) -> None:

@@ -186,9 +186,9 @@ def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = 
         await answer_update(scope, send, operation)
 
     async def answer_update(scope: Scope, send: Send, operation: UpdateRequest) -> None:
+        check_remote(operation.update, config.allow_service, update=True)
         text = with_dataset(operation.update, operation.using_graphs,
                             operation.using_named_graphs)
-        check_remote(text, config.allow_service, update=True)
         await service.write(scope, partial(dataset.update, text, base_iri=service.base_iri(scope)))
         await respond(send, HTTP_NO_CONTENT, None)
 

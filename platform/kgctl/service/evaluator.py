@@ -32,15 +32,7 @@ from kgctl.service.app import DIRECT_PATHS, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.exchange import Request, drive, exchange, simple_response
-from kgctl.service.framing import (
-    CONTINUE,
-    PEEK_BYTES,
-    Malformed,
-    TooLarge,
-    head_end,
-    parse,
-    request_end,
-)
+from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
 from kgctl.service.worker_state import WorkerState, full, generation, watched, written
@@ -76,7 +68,8 @@ class Connection:
     def __init__(self, sock: socket.socket, ident: int, waiting: str, deadline: float) -> None:
         self.sock, self.ident, self.waiting, self.deadline = sock, ident, waiting, deadline
         self.client, self.server = _peer(sock), _address(sock.getsockname())
-        self.continued = False  # 100 Continue sent for the request being received
+        self.framer = Framer(PEEK_BYTES)  # the request being received
+        self.continued = False  # 100 Continue sent for it
         self.timer = 0  # which armed timer is current (older ones are ignored)
         self.reported = waiting != IDLE  # the owning process knows of a HEAD or BODY wait
 
@@ -233,14 +226,14 @@ class QueryWorker:
             except Malformed as exc:
                 self._refuse(connection, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
                 return True
-            path = request.target.partition(b"?")[0].decode("latin-1")
-            if needs_writer(request.method, path, request.header(b"content-type"),
+            if needs_writer(request.method, _path(request.target), request.header(b"content-type"),
                             request.body):
                 self._hand_over(connection)
                 return True
             fresh = self._reopen_if_changed()
             connection.sock.recv_into(self._buffer, end)  # now take it off the connection
-            connection.continued, connection.waiting = False, ""
+            connection.framer, connection.continued = Framer(PEEK_BYTES), False
+            connection.waiting = ""
             if not fresh:
                 self._refuse(connection, HTTP_UNAVAILABLE, "the store is being rewritten; "
                              "retry")
@@ -256,27 +249,20 @@ class QueryWorker:
                 return True
 
     def _request_end(self, connection: Connection, data: bytes) -> int | None:
+        framer = connection.framer
         try:
-            end = request_end(data, PEEK_BYTES)
+            end = framer.feed(data)
         except TooLarge:
-            end_of_head = head_end(data)
-            if end_of_head is None:
-                raise
-            method, target = _request_line(data)
-            if not may_write(method, target.partition(b"?")[0].decode("latin-1")):
+            if framer.head is None or not may_write(framer.head.method.decode("latin-1"),
+                                                    _path(framer.head.target)):
                 raise
             self._hand_over(connection)  # a large upload: the owning process reads it
             return None
         if end is None:
-            end_of_head = head_end(data)
-            if end_of_head is None:
-                self._wait(connection, HEAD)
-            else:
-                self._wait(connection, BODY)
-                if not connection.continued and \
-                        b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
-                    connection.continued = True
-                    connection.sock.send(CONTINUE)
+            self._wait(connection, HEAD if framer.head is None else BODY)
+            if framer.expects_continue and not connection.continued:
+                connection.continued = True
+                connection.sock.send(CONTINUE)
         return end
 
     def _reopen_if_changed(self) -> bool:
@@ -302,7 +288,7 @@ class QueryWorker:
         self._state.begin(connection.ident, time.monotonic(), time.process_time())
         answering = exchange(self._app, request, Output(connection.sock, self._state).write)
         try:
-            if request.target.partition(b"?")[0].decode("latin-1") in DIRECT_PATHS:
+            if _path(request.target) in DIRECT_PATHS:
                 return drive(answering, self._loop)
             return self._loop.run_until_complete(answering)
         finally:
@@ -377,11 +363,8 @@ def wait_writable(sock: socket.socket) -> None:
     poll.poll()
 
 
-def _request_line(data: bytes) -> tuple[str, bytes]:
-    parts = data[:data.find(b"\r\n")].split(b" ")
-    if len(parts) != 3:
-        raise Malformed("bad request line")
-    return parts[0].decode("latin-1"), parts[1]
+def _path(target: bytes) -> str:
+    return target.partition(b"?")[0].decode("latin-1")
 
 
 def _peer(sock: socket.socket) -> tuple[str, int] | None:

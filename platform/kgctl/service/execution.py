@@ -4,7 +4,7 @@ A query worker runs this; the time limit is not checked here: the process that o
 workers kills one whose query passes its deadline, which stops it wherever it is (inside
 pyoxigraph too). Results are written into a byte-bounded sink, so neither many rows nor a few
 huge ones are ever held whole; solutions too long for their size to bound their row count are
-counted row by row as they stream.
+counted row by row on a second evaluation before a third is written.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from pyoxigraph import (
 
 from kgctl.service.dataset import Dataset
 from kgctl.service.negotiation import GRAPH_TYPES, SOLUTION_TYPES, by_name, negotiate
-from kgctl.service.results import WRITERS, ResultTooLarge, Sink
 from kgctl.store.base import QueryResult
 from kgctl.store.views import DEFAULT_VIEW
 
@@ -48,6 +47,41 @@ class HttpProblem(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ResultTooLarge(Exception):
+    """The serialised result passed the byte limit."""
+
+
+class Sink:
+    """A binary output that keeps at most `max_bytes` (pyoxigraph's serialisers write to it).
+
+    >>> sink = Sink(10)
+    >>> sink.write(b"0123456789"), sink.overflowed
+    (10, False)
+    >>> sink.write(b"!")
+    Traceback (most recent call last):
+    ...
+    kgctl.service.execution.ResultTooLarge: result is over 10 bytes
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size, self.overflowed = max_bytes, 0, False
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size > self.max_bytes:
+            self.overflowed = True
+            raise ResultTooLarge(f"result is over {self.max_bytes} bytes")
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered (file-object protocol)."""
+
+    def getvalue(self) -> bytes:
+        return b"".join(self._parts)
 
 
 class Limits(BaseModel):
@@ -103,18 +137,17 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
         return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
     if isinstance(result, QuerySolutions):
         fmt = choose(request, SOLUTION_TYPES)
-        # pyoxigraph writes a result short enough that it cannot hold too many rows; a
-        # longer one is evaluated again and its rows counted as they are written
+        # pyoxigraph writes a result short enough that it cannot hold too many rows; for a
+        # longer one the rows of a second evaluation are counted before a third is written
         quick = Sink(min(limits.max_bytes, MIN_ROW_BYTES[fmt] * limits.max_rows))
         _fill(quick, limits, lambda: result.serialize(quick, fmt), exact=False)
         if not quick.overflowed:
             return Answer(body=quick.getvalue(), media_type=fmt.media_type)
-        result = _evaluate(dataset, request)
-        assert isinstance(result, QuerySolutions)
-        sink = Sink(limits.max_bytes)
-        variables = [v.value for v in result.variables]
-        rows = (tuple(solution) for solution in _bounded(result, limits, "rows"))
-        _fill(sink, limits, lambda: [sink.write(c) for c in WRITERS[fmt](variables, rows)])
+        for _ in _bounded(_evaluate(dataset, request), limits, "rows"):
+            pass
+        again, sink = _evaluate(dataset, request), Sink(limits.max_bytes)
+        assert isinstance(again, QuerySolutions)
+        _fill(sink, limits, lambda: again.serialize(sink, fmt))
         return Answer(body=sink.getvalue(), media_type=fmt.media_type)
     fmt = choose(request, GRAPH_TYPES)
     sink = Sink(limits.max_bytes)

@@ -3,8 +3,9 @@ r"""Which remote endpoints a request would make the server contact (``SERVICE``,
 pyoxigraph follows ``SERVICE <url>`` and ``LOAD <url>`` with HTTP requests from the server,
 so an anonymous query could make it reach any host (server-side request forgery). The service
 refuses them unless the endpoint is on the ``--allow-service`` list. A request that names
-either word anywhere is read by a real SPARQL parser (rdflib's) and refused when that parser
-cannot read it: the check fails closed, never on a lexical guess.
+either word, or an escape, anywhere is read by a real SPARQL parser (rdflib's, through
+kgctl.service.sparql_tree) and refused when that parser cannot read it: the check fails
+closed, never on a lexical guess.
 
 >>> remote_targets('SELECT * { SERVICE <http://x.example/sparql> { ?s ?p ?o } }', update=False)
 ['http://x.example/sparql']
@@ -22,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from pyparsing import ParseBaseException, ParseResults
-from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
+from pyparsing import ParseResults
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Variable
 
 from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem
+from kgctl.service.sparql_tree import parse_query, parse_update
 
 # most requests name neither word, not even through an escape: no need to parse them
 _HINTS = ("service", "load", "\\u")
@@ -41,11 +42,11 @@ def remote_targets(sparql: str, *, update: bool) -> list[str]:
     if not any(hint in lowered for hint in _HINTS):
         return []
     try:
-        tree = parseUpdate(sparql) if update else parseQuery(sparql)
-    except (ParseBaseException, ValueError, TypeError) as exc:
-        raise HttpProblem(HTTP_BAD_REQUEST, "the request names SERVICE or LOAD and could not "
-                          "be read to check which endpoints they contact (only those allowed "
-                          f"with --allow-service are): {exc}") from None
+        tree = parse_update(sparql)[1] if update else parse_query(sparql)
+    except HttpProblem as exc:
+        raise HttpProblem(HTTP_BAD_REQUEST, "the request names SERVICE or LOAD (or has an "
+                          "escape) and could not be read to check which endpoints it contacts "
+                          f"(only those allowed with --allow-service): {exc}") from None
     return [_target(node) for node in _remote_nodes(tree)]
 
 

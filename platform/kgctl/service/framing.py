@@ -1,41 +1,41 @@
 r"""Where an HTTP/1.1 request ends in the bytes received so far, and the request itself.
 
-A query worker only takes a request off its connection once the whole request is there (it
-reads with ``MSG_PEEK`` until then), so a connection can move to another worker with nothing
-lost. This finds the end (head, then a Content-Length or chunked body); httptools parses.
+A query worker takes a request off its connection only once it is whole (it reads with
+``MSG_PEEK`` until then), so a connection can move to another worker with nothing lost. h11
+delimits the request, fed each new byte once as the peek grows: it says when the head and the
+whole request are there and where they end, and refuses bad chunk sizes, chunk ends, trailers
+and lengths. httptools (llhttp) then reads the delimited request, and refuses what h11 lets
+through but request smuggling relies on (Content-Length beside Transfer-Encoding, folded
+header lines, a repeated Content-Length, bare line feeds).
 
 >>> head = b"POST /q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n"
->>> request_end(head + b"ab", 100), request_end(head + b"abcGET", 100)
-(None, 51)
->>> request_end(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 100)
-58
->>> request_end(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-6\r\nab", 100)
+>>> framer = Framer(100)
+>>> framer.feed(head + b"ab"), framer.head_end, framer.feed(head + b"abcGET")
+(None, 48, 51)
+>>> chunked = b"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+>>> request_end(chunked + b"2\r\nab\r\n0\r\n\r\n", 100)
+67
+>>> request_end(chunked + b"-6\r\nab", 100)
 Traceback (most recent call last):
 ...
-kgctl.service.framing.Malformed: bad chunk size
+kgctl.service.framing.Malformed: illegal chunk header: bytearray(b'-6\r\n')
 >>> parse(head + b"abc", keep_open=True).body
 b'abc'
 """
 
 from __future__ import annotations
 
-import re
-
+import h11
 import httptools
 
 from kgctl.service.exchange import Request
 
 HTTP_TOO_LARGE = 413
 HTTP_HEADERS_TOO_LARGE = 431
-HEAD_END = b"\r\n\r\n"
 MAX_HEAD_BYTES = 64 * 1024
 PEEK_BYTES = 256 * 1024  # the largest request read whole before any of it is taken
+MAX_CHUNK = 1 << 64  # a size no HTTP implementation represents: malformed, not too large
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d+)[ \t]*(?=\r\n)", re.IGNORECASE)
-_CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked", re.IGNORECASE)
-# RFC 9112 chunk-size: hex digits only (no sign, space or prefix), then optional extensions;
-# 15 digits bound it far above any body limit
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})(?:;[^\r\n]*)?")
 
 
 class Malformed(Exception):
@@ -50,64 +50,105 @@ class TooLarge(Exception):
         self.status = status
 
 
+class Framer:
+    """The first request of a byte stream, read by h11 from a peek that grows (each call
+    gets the same bytes as the last and maybe more; new bytes alone are fed). A request over
+    `max_bytes` is refused as soon as its length or a chunk size announces it."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self._max, self._fed, self._body = max_bytes, 0, 0
+        self.head: h11.Request | None = None
+        self.head_end: int | None = None  # offset just past the head, once it is there
+        self.length: int | None = None  # Content-Length; None for a chunked body
+        self.end: int | None = None
+
+    @property
+    def expects_continue(self) -> bool:
+        """Whether the client waits for ``100 Continue`` before sending its body."""
+        return self._h11.they_are_waiting_for_100_continue
+
+    def feed(self, data: bytes) -> int | None:
+        """The offset just past the request in `data`, None while it is incomplete."""
+        if self.end is not None or len(data) == self._fed:
+            return self.end
+        try:
+            if self.head is None:  # the head must end within its bound
+                self._receive(data[:MAX_HEAD_BYTES])
+                if self.head is None and len(data) >= MAX_HEAD_BYTES:
+                    raise TooLarge(f"request head over {MAX_HEAD_BYTES} bytes",
+                                   status=HTTP_HEADERS_TOO_LARGE)
+            if self.head is not None:
+                self._receive(data)
+        except h11.RemoteProtocolError as exc:
+            raise Malformed(str(exc)) from None
+        if self.end is None and self._fed > self._max:  # framing bytes count too
+            raise TooLarge(f"request over {self._max} bytes")
+        return self.end
+
+    def _receive(self, data: bytes) -> None:
+        if len(data) > self._fed:
+            self._h11.receive_data(data[self._fed:])
+            self._fed = len(data)
+        while self.end is None and (event := self._h11.next_event()) is not h11.NEED_DATA:
+            if isinstance(event, h11.Request):
+                self.head, self.head_end = event, self._offset()
+                fields = dict(event.headers.raw_items()) if len(event.headers) > 0 else {}
+                self.length = None if b"transfer-encoding" in {n.lower() for n in fields} \
+                    else next((int(v) for n, v in fields.items()
+                               if n.lower() == b"content-length"), 0)
+            elif isinstance(event, h11.Data):
+                self._body += len(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self.end = self._offset()
+        self._check_size()
+
+    def _offset(self) -> int:
+        return self._fed - len(self._h11.trailing_data[0])
+
+    def _check_size(self) -> None:
+        if self.head_end is None:
+            return
+        body = self.length
+        if body is None:
+            # h11 keeps the size of the chunk it reads to itself: a huge chunk is refused on
+            # its size line, not after waiting for its bytes
+            body = self._body + getattr(self._h11._reader, "_bytes_in_chunk", 0)
+            if body >= MAX_CHUNK:
+                raise Malformed("chunk size overflow")
+        if self.head_end + body > self._max:
+            raise TooLarge(f"request over {self._max} bytes")
+
+
+def request_end(data: bytes, max_bytes: int) -> int | None:
+    """The offset just past the first request in `data`, None while it is incomplete."""
+    return Framer(max_bytes).feed(data)
+
+
+def _headed(head: bytes) -> Framer:
+    framer = Framer(PEEK_BYTES)
+    try:
+        framer.feed(head)
+    except TooLarge as exc:
+        if exc.status == HTTP_HEADERS_TOO_LARGE:
+            raise
+    return framer
+
+
 def head_end(data: bytes) -> int | None:
-    end = data.find(HEAD_END, 0, MAX_HEAD_BYTES)
-    if end < 0:
-        if len(data) > MAX_HEAD_BYTES:
-            raise TooLarge(f"request head over {MAX_HEAD_BYTES} bytes",
-                           status=HTTP_HEADERS_TOO_LARGE)
-        return None
-    return end + len(HEAD_END)
+    """The offset just past the head of the request in `data`, None while it is incomplete."""
+    return _headed(data).head_end
 
 
 def body_length(head: bytes) -> int | None:
     """The Content-Length of a head; None for a chunked body."""
-    if _CHUNKED.search(head):
-        return None
-    lengths = set(_LENGTH.findall(head))
-    if len(lengths) > 1:
-        raise Malformed("conflicting Content-Length headers")
-    return int(lengths.pop()) if lengths else 0
+    return _headed(head).length
 
 
-def request_end(data: bytes, max_body: int) -> int | None:
-    """The offset just past the first request in `data`, None while it is incomplete."""
-    end = head_end(data)
-    if end is None:
-        return None
-    length = body_length(data[:end])
-    if length is None:
-        return _chunked_end(data, end, max_body)
-    if length > max_body:
-        raise TooLarge(f"request body over {max_body} bytes")
-    return end + length if len(data) >= end + length else None
-
-
-def _chunked_end(data: bytes, at: int, max_body: int) -> int | None:
-    size = 0
-    while True:
-        line_end = data.find(b"\r\n", at)
-        if line_end < 0:
-            return None
-        size_line = _CHUNK_SIZE.fullmatch(data, at, line_end)
-        if size_line is None:
-            raise Malformed("bad chunk size")
-        chunk = int(size_line.group(1), 16)
-        size += chunk
-        if size > max_body:
-            raise TooLarge(f"request body over {max_body} bytes")
-        at = line_end + 2
-        if chunk == 0:  # trailers end with an empty line
-            end = data.find(b"\r\n", at)
-            while end > at:
-                at = end + 2
-                end = data.find(b"\r\n", at)
-            return at + 2 if end == at else None
-        at += chunk + 2
-        if len(data) < at:
-            return None
-        if data[at - 2:at] != b"\r\n":
-            raise Malformed("chunk longer than its size")
+def head_fields(head: bytes) -> list[tuple[bytes, bytes]]:
+    """The header fields of a request head (names lower-case), its body not needed."""
+    framer = _headed(head)
+    return list(framer.head.headers) if framer.head is not None else []
 
 
 class _Collector:
@@ -127,20 +168,8 @@ class _Collector:
         self.complete = True
 
 
-def head_fields(head: bytes) -> list[tuple[bytes, bytes]]:
-    """The header fields of a request head (names lower-case), its body not needed."""
-    collector = _Collector()
-    try:
-        httptools.HttpRequestParser(collector).feed_data(head)
-    except httptools.HttpParserUpgrade:
-        pass
-    except httptools.HttpParserError as exc:
-        raise Malformed(str(exc)) from None
-    return collector.headers
-
-
 def parse(data: bytes, *, keep_open: bool, client=None, server=None) -> Request:
-    """The request in `data` (exactly one, as `request_end` delimited it); `keep_open` False
+    """The request in `data` (exactly one, as a `Framer` delimited it); `keep_open` False
     when the connection cannot carry another request whatever the client asks."""
     collector = _Collector()
     parser = httptools.HttpRequestParser(collector)

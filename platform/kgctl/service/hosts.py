@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from kgctl.service.asgi import respond
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 HTTP_BAD_REQUEST = 400
 ANY = "*"
@@ -39,11 +41,7 @@ class HostGuard:
         if scope["type"] == "http" and ANY not in self.allowed:
             header = next((v for k, v in scope["headers"] if k == b"host"), b"")
             if host_name(header.decode("latin-1")) not in self.allowed:
-                body = b"error: this server does not answer for that Host header " \
-                       b"(start it with --allowed-host NAME)\n"
-                await send({"type": "http.response.start", "status": HTTP_BAD_REQUEST,
-                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
+                return await respond(send, HTTP_BAD_REQUEST, "text/plain", b"error: this "
+                                     b"server does not answer for that Host header (start it "
+                                     b"with --allowed-host NAME)\n")
         await self.app(scope, receive, send)
