@@ -75,6 +75,8 @@ def test_a_request_past_its_deadline_is_killed_and_its_connections_move_with_the
     assert plan.tick(2.0) == [Freeze(1), Heartbeat()]
     assert plan.tick(2.01) == [Heartbeat()]  # one act at a time
     assert plan.frozen(1, fake.busy(1)) == [Kill(1)]
+    assert plan.tick(2.02) == [Heartbeat()]  # its end is on the way: not acted on again
+    assert plan.told(1, "opened", (13, IDLE, 0.0)) == [Order(2, "adopt", (13, IDLE, 0.0), 13)]
     answer, adopt, spawn = plan.ended(1, fake.busy(1))
     assert answer.connection == 10 and answer.problem.status == 503
     assert "timed out" in str(answer.problem)

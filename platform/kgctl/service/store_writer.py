@@ -40,7 +40,7 @@ class StoreWriter:
         self._starting = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._channels: tuple[socket.socket, ...] = ()
-        self._generation = 0  # counts writer processes: a failed call restarts only its own
+        self._generation = 0  # counts writer processes: a failed call ends only its own
         self._closed = False
         self.writing = False  # a write is running
         with self._starting:

@@ -113,6 +113,7 @@ class Seat:
     connections: set[int] = field(default_factory=set)
     long: bool = False
     releasing: bool = False
+    killed: bool = False  # its end is on the way
     stopped_since: float | None = None  # seen stopped (not by us) since then
     problem: HttpProblem = CRASHED  # what its request is answered if it ends
 
@@ -175,7 +176,7 @@ class Supervisor:
                 return [Order(worker, "refuse", ident)]
             self.room.hold(ident, worker, about)
             seat.connections.add(ident)
-            if seat.long:  # it will not serve it again
+            if seat.long or seat.killed:  # it will not serve it again
                 self._rehome(ident, actions)
             self._make_room(now, actions)
         elif kind == "waiting":
@@ -231,7 +232,7 @@ class Supervisor:
 
     def _check(self, worker: int, now: float, actions: list[Action]) -> None:
         seat = self.seats.get(worker)
-        if seat is None or worker in self.acting:
+        if seat is None or seat.killed or worker in self.acting:
             return
         ident, started, cpu_s, _ = self._probe.busy(worker)
         if not ident:
@@ -270,7 +271,7 @@ class Supervisor:
         if not confirmed:
             return [Thaw(worker)]
         if problem is not None:
-            seat.problem = problem
+            seat.problem, seat.killed = problem, True
             return [Kill(worker)]
         seat.long = True
         self.room.clock((ident, IDLE, 0.0))  # its request came whole: no wait is running
@@ -281,13 +282,14 @@ class Supervisor:
 
     def _check_stopped(self, worker: int, now: float, actions: list[Action]) -> None:
         seat = self.seats.get(worker)
-        if seat is None or worker in self.acting:
+        if seat is None or seat.killed or worker in self.acting:
             return
         if not self._probe.stopped(worker):
             seat.stopped_since = None
         elif seat.stopped_since is None:
             seat.stopped_since = now
         elif now - seat.stopped_since >= STOPPED_S:
+            seat.killed = True
             actions.append(Kill(worker))
 
     def _balance(self, actions: list[Action]) -> None:
@@ -334,4 +336,4 @@ class Supervisor:
 
     def _pool(self) -> list[int]:
         """The workers that take connections."""
-        return [w for w, seat in self.seats.items() if not seat.long]
+        return [w for w, seat in self.seats.items() if not (seat.long or seat.killed)]
