@@ -21,27 +21,11 @@ import traceback
 from collections.abc import Callable
 
 from kgctl.service import messages
+from kgctl.service import supervision as do
 from kgctl.service.exchange import simple_response
 from kgctl.service.room import Clock
 from kgctl.service.spawner import Spawner
-from kgctl.service.supervision import (
-    Action,
-    Answer,
-    Busy,
-    Close,
-    Fault,
-    Freeze,
-    Full,
-    Heartbeat,
-    Kill,
-    Order,
-    Retire,
-    Shut,
-    Spawn,
-    Supervisor,
-    Take,
-    Thaw,
-)
+from kgctl.service.supervision import Action, Busy, Supervisor
 from kgctl.service.worker_handle import TICK_S, Worker
 from kgctl.service.worker_state import WorkerState, mark_watched, set_full
 
@@ -144,39 +128,39 @@ class QueryWorkers:
 
     def _carry_out(self, action: Action) -> None:
         match action:
-            case Order(key, kind, value, connection):
+            case do.Order(key, kind, value, connection):
                 if key in self._workers:
                     self._workers[key].ask(kind, value, None if connection is None
                                            else self._socks[connection])
-            case Answer(connection, problem):
+            case do.Answer(connection, problem):
                 sock = self._socks.pop(connection)
                 say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
                                           keep_alive=False))
                 shut(sock)
-            case Shut(connection):
+            case do.Shut(connection):
                 shut(self._socks.pop(connection))
-            case Close(connection):
+            case do.Close(connection):
                 self._socks.pop(connection).close()
-            case Take(clock):
+            case do.Take(clock):
                 self._take(clock, self._socks[clock[0]])
-            case Freeze(key):
+            case do.Freeze(key):
                 self._start(self._freeze(key))
-            case Kill(key) | Retire(key) | Thaw(key) if key not in self._workers:
+            case do.Kill(key) | do.Retire(key) | do.Thaw(key) if key not in self._workers:
                 pass
-            case Kill(key):
+            case do.Kill(key):
                 self._workers[key].kill()
-            case Retire(key):
+            case do.Retire(key):
                 self._workers[key].state.retire()
                 self._workers[key].lower_priority()
-            case Thaw(key):
+            case do.Thaw(key):
                 self._workers[key].thaw()
-            case Spawn(after_s):
+            case do.Spawn(after_s):
                 asyncio.get_running_loop().call_later(after_s, self._respawn)
-            case Full(full):
+            case do.Full(full):
                 set_full(self._spawner.block, full)
-            case Heartbeat():
+            case do.Heartbeat():
                 mark_watched(self._spawner.block, time.monotonic())
-            case Fault(error):
+            case do.Fault(error):
                 print(error, file=sys.stderr, end="")
 
     def _respawn(self) -> None:
