@@ -94,7 +94,7 @@ class Worker:
         self._loop.remove_writer(self._sock.fileno())
 
     def stopped(self) -> bool:
-        """Stopped (by a signal, or traced), not by this process's freeze alone."""
+        """Stopped by a signal (SIGSTOP) or traced."""
         fields = stat(self.pid)
         return bool(fields) and fields[0] in "tT"
 
