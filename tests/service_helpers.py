@@ -1,5 +1,9 @@
 """Shared helpers of the service tests: a live server on a free loopback port over a store
-directory, and the MOP-30 graph rebuilt by replaying the bundled traces (once per process)."""
+directory, and the MOP-30 graph rebuilt by replaying the bundled traces (once per process).
+
+The server's writer process owns the directory, so a test reads what is stored through a
+`ServedStore`: every read opens the directory read-only afresh (it sees every committed
+write)."""
 
 from __future__ import annotations
 
@@ -17,7 +21,6 @@ from pathlib import Path
 from pyoxigraph import Quad, Store
 
 from kgctl.service.config import ServiceConfig
-from kgctl.service.dataset import Dataset
 from kgctl.service.seed import pack_quads
 from kgctl.service.server import Server, listen
 
@@ -31,37 +34,49 @@ def sample_quads() -> tuple[Quad, ...]:
     return tuple(pack_quads())
 
 
-def disk_store(path: Path | None = None) -> Store:
-    """An empty store in a directory (a fresh temporary one unless given): the server's query
-    workers open the directory, so a served store is never in memory only."""
+class ServedStore:
+    """A store directory that tests read while a server writes it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _reader(self) -> Store:
+        return Store.read_only(str(self.path))
+
+    def __len__(self) -> int:
+        return len(self._reader())
+
+    def query(self, *args, **kwargs):
+        return self._reader().query(*args, **kwargs)
+
+    def quads_for_pattern(self, *args):
+        return self._reader().quads_for_pattern(*args)
+
+
+def disk_store(path: Path | None = None) -> ServedStore:
+    """An empty store directory (a fresh temporary one unless given)."""
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="kgctl-service-"))
         atexit.register(shutil.rmtree, path, ignore_errors=True)
-    store = Store(str(path))
-    _directories[id(store)] = path
-    return store
+    Store(str(path)).flush()  # created, and closed at once
+    return ServedStore(path)
 
 
-def sample_store(path: Path | None = None) -> Store:
+def sample_store(path: Path | None = None) -> ServedStore:
     """The MOP-30 graphs in a store directory (a fresh temporary one unless given)."""
-    store = disk_store(path)
+    served = disk_store(path)
+    store = Store(str(served.path))
     store.extend(sample_quads())
     store.flush()
-    return store
-
-
-_directories: dict[int, Path] = {}  # a pyoxigraph Store does not tell its directory
-
-
-def _directory(store: Store) -> Path:
-    return _directories[id(store)]
+    return served
 
 
 @contextmanager
-def live_server(store: Store | Dataset, config: ServiceConfig | None = None) -> Iterator[str]:
+def live_server(store: ServedStore | Path, config: ServiceConfig | None = None
+                ) -> Iterator[str]:
     """Serve a store directory on 127.0.0.1 in a thread; yields the base URL; stops after."""
-    dataset = store if isinstance(store, Dataset) else Dataset(store, _directory(store))
-    server = Server(dataset, config or ServiceConfig())
+    server = Server(store.path if isinstance(store, ServedStore) else store,
+                    config or ServiceConfig())
     listener = listen("127.0.0.1", 0)
     port = listener.getsockname()[1]
     thread = threading.Thread(target=server.run, args=(listener,), daemon=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from agent_helpers import DATA, FakeLLM, Reply
 from click.testing import CliRunner
-from pyoxigraph import Store
 
 from kgctl.cli import cli
 from kgctl.evaluation.evidence import locate, squeeze, view_from_store
@@ -116,11 +115,9 @@ def test_served_evidence_view_in_chromium(tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
     from service_helpers import live_server
 
-    from kgctl.service.dataset import Dataset
 
     store_dir, _paper = _extract(tmp_path)
-    dataset = Dataset(Store(str(store_dir)), store_dir)
-    with live_server(dataset) as url, sync_playwright() as playwright:
+    with live_server(store_dir) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -162,7 +162,7 @@ def test_a_query_past_the_worker_memory_cap_is_answered_500(store: Store) -> Non
     binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(doublings))
     bomb = f'SELECT ?s{doublings} WHERE {{ BIND("{"x" * 64}" AS ?s0) {binds} }}'
     config = ServiceConfig(worker_memory_mb=512, max_bytes=4_000_000_000, workers=1)
-    with live_server(store, config) as base:
+    with live_server(sample_store(), config) as base:
         results: list[int] = []
         thread = threading.Thread(target=lambda: results.append(httpx.get(
             f"{base}/query", params={"query": bomb}, timeout=READ_S).status_code))
@@ -219,8 +219,8 @@ def test_slow_requests_keep_their_deadline_when_their_connection_moves(store: St
     long query retires theirs (one worker): their clocks go on, they do not start again."""
     config = ServiceConfig(timeout_s=TIMEOUT_S, workers=1, header_timeout_s=MOVE_HEADER_S,
                            body_timeout_s=MOVE_BODY_S)
-    with live_server(store, config) as base, connect(base) as head, connect(base) as body, \
-            connect(base) as silent, connect(base) as runaway:
+    with live_server(sample_store(), config) as base, connect(base) as head, \
+            connect(base) as body, connect(base) as silent, connect(base) as runaway:
         started = time.monotonic()
         head.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         body.sendall(request("POST", "/query", Content_Type="application/sparql-query",

@@ -22,7 +22,6 @@ from service_helpers import STARTUP_S, free_port, live_server, sample_store
 
 from kgctl.service.config import ServiceConfig
 from kgctl.service.room import Room
-from kgctl.service.server import STOP_GRACE_S
 
 TIMEOUT_S = 0.5
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
@@ -40,6 +39,7 @@ BODY_TIMEOUT_S = 1.0
 DOUBLINGS = 20
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 READ_S = 30.0
+STOP_S = 3.0  # a stop kills a running update at once (a bound for a busy machine)
 
 
 def concat_bomb() -> str:
@@ -93,7 +93,8 @@ def test_service_to_another_host_is_refused_without_contacting_it(url: str,
 
 
 def test_load_to_another_host_is_refused_without_contacting_it(store: Store) -> None:
-    with socket.socket() as victim, live_server(store, ServiceConfig(update_token="t")) as base:
+    with socket.socket() as victim, \
+            live_server(sample_store(), ServiceConfig(update_token="t")) as base:
         victim.bind(("127.0.0.1", 0))
         victim.listen()
         victim.settimeout(0.3)
@@ -109,7 +110,7 @@ def test_load_to_another_host_is_refused_without_contacting_it(store: Store) -> 
 
 def test_result_over_the_byte_limit_is_refused(store: Store) -> None:
     """The first 67 MB row already passes the byte limit: refused, the other rows never made."""
-    with live_server(store, ServiceConfig(timeout_s=60, max_bytes=1_000_000)) as base:
+    with live_server(sample_store(), ServiceConfig(timeout_s=60, max_bytes=1_000_000)) as base:
         response = httpx.get(f"{base}/query", params={"query": concat_bomb()}, timeout=60)
     assert response.status_code == 422 and "larger than 1000000 bytes" in response.text
 
@@ -381,17 +382,17 @@ def test_sigterm_stops_a_server_busy_with_an_update_which_is_not_applied(
     sender = threading.Thread(target=lambda: pytest.raises(
         httpx.TransportError, httpx.post, f"{url}/update", content=update, timeout=STARTUP_S,
         headers={"Content-Type": "application/sparql-update", "Authorization": "Bearer t"}))
-    before = cpu_ticks(process.pid)
+    before = descendants_cpu_ticks(process.pid)  # the update runs in the writer process
     sender.start()
     started = time.monotonic()
-    while cpu_ticks(process.pid) - before < CLOCK_TICKS // 2:  # the update is running
+    while descendants_cpu_ticks(process.pid) - before < CLOCK_TICKS // 2:
         assert time.monotonic() - started < STARTUP_S, "the update did not start"
         time.sleep(0.05)
     stopping = time.monotonic()
     process.terminate()
     _, stderr = process.communicate(timeout=STARTUP_S)
-    assert time.monotonic() - stopping < STOP_GRACE_S + 3
-    assert b"not applied" in stderr and b"Traceback" not in stderr
+    assert time.monotonic() - stopping < STOP_S
+    assert b"not applied" in stderr and b"Traceback" not in stderr, stderr.decode()
     sender.join(STARTUP_S)
     assert not Store.read_only(str(tmp_path)).query(f"ASK {{ <{marker}> ?p ?o }}")
 
@@ -399,14 +400,15 @@ def test_sigterm_stops_a_server_busy_with_an_update_which_is_not_applied(
 def test_a_worker_stopped_by_sigstop_is_replaced_and_its_connections_answered(
         store: Store) -> None:
     before = set(descendants(os.getpid()))
-    with live_server(store, ServiceConfig(workers=1)) as base:
+    with live_server(sample_store(), ServiceConfig(workers=1)) as base:
         port = int(base.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             sock.settimeout(READ_S)
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
             spawner, = (pid for pid in set(descendants(os.getpid())) - before
-                        if parent(pid) == os.getpid())
+                        if parent(pid) == os.getpid() and b"spawner" in
+                        Path(f"/proc/{pid}/cmdline").read_bytes())
             worker, = (pid for pid in descendants(spawner) if parent(pid) == spawner)
             started = time.monotonic()
             while b"poll" not in Path(f"/proc/{worker}/wchan").read_bytes():  # idle
@@ -426,11 +428,11 @@ def parent(pid: int) -> int:
 
 def test_a_failing_watchdog_round_keeps_deadlines_and_fails_healthz(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self) -> None:
+    def broken(self, now: float) -> None:
         raise RuntimeError("a fault in the watchdog")
 
-    monkeypatch.setattr(Room, "make_room", broken)
-    with live_server(store, ServiceConfig(timeout_s=TIMEOUT_S, workers=2)) as base:
+    monkeypatch.setattr(Room, "crowded", broken)
+    with live_server(sample_store(), ServiceConfig(timeout_s=TIMEOUT_S, workers=2)) as base:
         started = time.monotonic()
         answer = httpx.get(f"{base}/query", params={"query": RUNAWAY}, timeout=READ_S)
         assert answer.status_code == 503 and time.monotonic() - started < TIMEOUT_S + 2

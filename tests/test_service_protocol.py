@@ -178,9 +178,10 @@ def test_bare_get_answers_the_service_description(url: str) -> None:
 
 def test_cors_is_opt_in(store: Store) -> None:
     headers = {"Origin": "https://yasgui.example"}
-    with live_server(store) as base:
+    with live_server(sample_store()) as base:
         closed = httpx.get(f"{base}/query", params={"query": "ASK {}"}, headers=headers)
-    with live_server(store, ServiceConfig(cors_origins=("https://yasgui.example",))) as base:
+    cors = ServiceConfig(cors_origins=("https://yasgui.example",))
+    with live_server(sample_store(), cors) as base:
         opened = httpx.get(f"{base}/query", params={"query": "ASK {}"}, headers=headers)
     assert "access-control-allow-origin" not in closed.headers
     assert opened.headers["access-control-allow-origin"] == "https://yasgui.example"

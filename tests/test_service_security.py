@@ -75,7 +75,7 @@ def test_update_with_token_writes_atomically(url: str, store: Store) -> None:
 
 
 def test_updates_disabled_without_configured_token(store: Store) -> None:
-    with live_server(store) as base:
+    with live_server(sample_store()) as base:
         response = httpx.post(f"{base}/update", data={"update": INSERT},
                               headers={"Authorization": "Bearer anything"})
     assert response.status_code == 403 and "disabled" in response.text

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server
 from w3c_protocol import HOST, Request, Target, is_update, load_cases, run_case
 
 from kgctl.service.config import ServiceConfig
-from kgctl.service.dataset import Dataset
 
 TOKEN = "w3c-token"
 EXPECTED_CASES = {"protocol": 34, "gsp": 13}
@@ -26,7 +24,7 @@ EXPECTED_CASES = {"protocol": 34, "gsp": 13}
 def kgctl(tmp_path_factory) -> Iterator[Target]:
     directory: Path = tmp_path_factory.mktemp("w3c-kgctl")
     config = ServiceConfig(update_token=TOKEN, allowed_hosts=(HOST, "127.0.0.1"))
-    with live_server(Dataset(Store(str(directory)), directory), config) as url:
+    with live_server(directory, config) as url:
         yield Target(url, lambda request: "/sparql", {"Authorization": f"Bearer {TOKEN}"})
 
 

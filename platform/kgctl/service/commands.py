@@ -98,11 +98,12 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
     examples = load_examples(domain)  # a bad --domain fails before anything is opened
     if seed:
         store_path.mkdir(parents=True, exist_ok=True)
-    dataset = Dataset.open(store_path)
+    dataset = Dataset.open(store_path)  # one clear error before anything starts
     if seed:
         from kgctl.service.seed import pack_quads
 
         dataset.load(pack_quads(domain), replace=True)
+    del dataset  # closed: the service's writer process owns the directory
     config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes,
                            workers=workers, long_queries=long_queries,
                            worker_memory_mb=worker_memory_mb,
@@ -118,7 +119,7 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
                f"{'need the bearer token' if config.update_token else 'disabled'})", err=True)
     if not is_loopback(host):
         click.echo(f"warning: listening on {host}, reachable from other machines", err=True)
-    server = Server(dataset, config)
+    server = Server(store_path, config)
     server.run(listener)
     if not server.write_ended:  # an update still runs: leave without it (nothing committed)
         click.echo("kgctl serve: stopped while an update ran; it was not applied", err=True)

@@ -1,37 +1,44 @@
-"""The connections the owning process holds a descriptor of: which worker serves each, the
-last wait its worker told of (its clock, handed on when it moves), and the room left under
-the descriptor limit.
+"""The connections the owning process holds a descriptor of (no sockets here, only their
+numbers): which worker serves each, the last wait its worker told of (its clock, handed on
+when it moves), and the room left under the descriptor limit.
 
-Every connection costs a descriptor here and one in a worker. At the cap, the connection that
-began waiting for its request first (at least EVICT_AFTER_S ago) is answered 408 and closed;
-when none is waiting, the shared block says full and workers answer new connections 503.
+Every connection costs a descriptor in the owning process and one in a worker. At the cap,
+the connection that began waiting for its request first (at least EVICT_AFTER_S ago) is
+answered 408 and closed; when none is waiting, the service is full and workers answer new
+connections 503 until there is room again (ROOM_HYSTERESIS below the cap).
+
+>>> room = Room({"head": 10.0, "body": 30.0}, descriptors=1024)
+>>> room.cap
+768
+>>> room.cap = 2
+>>> room.hold(1, worker=7, clock=(1, "head", 20.0)); room.hold(2, worker=7, clock=(2, IDLE, 0.0))
+>>> room.crowded(now=10.5), room.full, room.crowded(now=11.0)
+([], True, [(1, 7)])
 """
 
 from __future__ import annotations
 
 import heapq
-import mmap
-import socket
-import time
 
-from kgctl.service.exchange import simple_response
-from kgctl.service.worker_handle import Clock, Worker
-from kgctl.service.worker_state import full, set_full
-
-HTTP_REQUEST_TIMEOUT = 408
 IDLE = "idle"
 SPARE_DESCRIPTORS = 256
 ROOM_HYSTERESIS = 64
 EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
+Clock = tuple[int, str, float]  # a connection, what it waits for (idle, head, body), until when
 
 
 class Room:
-    def __init__(self, block: mmap.mmap, waits: dict[str, float], descriptors: int) -> None:
-        self._block, self._waits = block, waits
-        self.held: dict[int, tuple[socket.socket, Worker | None]] = {}
+    def __init__(self, waits: dict[str, float], descriptors: int) -> None:
+        self._waits = waits
+        self.held: dict[int, int | None] = {}  # connection -> its worker (None: none now)
         self.clocks: dict[int, Clock] = {}
-        self._slow: list[tuple[float, int]] = []  # (wait began, connection) of HEAD/BODY waits
-        self._cap = connection_cap(descriptors)
+        self._slow: list[tuple[float, int]] = []  # (wait began, connection) of head/body waits
+        self.cap = connection_cap(descriptors)
+        self.full = False
+
+    def hold(self, ident: int, worker: int | None, clock: Clock) -> None:
+        self.held[ident] = worker
+        self.clock(clock)
 
     def clock(self, clock: Clock) -> None:
         ident, waiting, deadline = clock
@@ -40,33 +47,24 @@ class Room:
             if waiting != IDLE:
                 heapq.heappush(self._slow, (deadline - self._waits[waiting], ident))
 
-    def make_room(self) -> None:
-        """At the cap, end the connections slowest to send their request (408; only those
-        waiting at least EVICT_AFTER_S); when none is, workers answer new connections 503
-        until there is room."""
-        was_full = full(self._block)
-        room = self._cap - ROOM_HYSTERESIS if was_full else self._cap
-        while len(self.held) >= room:
-            victim = self._slowest()
-            if victim is None:
-                break
-            sock, worker = self.held[victim]
-            if worker is not None:
-                worker.connections.discard(victim)
+    def crowded(self, now: float) -> list[tuple[int, int | None]]:
+        """The connections (and their workers) to end for room: the slowest to send their
+        request, each waiting at least EVICT_AFTER_S; forgotten here. `full` says whether the
+        cap is still reached."""
+        room = self.cap - ROOM_HYSTERESIS if self.full else self.cap
+        victims = []
+        while len(self.held) >= room and (victim := self._slowest(now)) is not None:
+            victims.append((victim, self.held[victim]))
             self.forget(victim)
-            say(sock, simple_response(HTTP_REQUEST_TIMEOUT, b"error: request not received "
-                                       b"in time (the server is full)\n", keep_alive=False))
-            shut(sock)
-        if (len(self.held) >= room) != was_full:
-            set_full(self._block, not was_full)
+        self.full = len(self.held) >= room
+        return victims
 
-    def _slowest(self) -> int | None:
-        """The connection that began waiting for its request first, if long enough ago."""
+    def _slowest(self, now: float) -> int | None:
         while self._slow:
             started, ident = self._slow[0]
             if not self._still_slow(started, ident):
                 heapq.heappop(self._slow)
-            elif time.monotonic() - started < EVICT_AFTER_S:
+            elif now - started < EVICT_AFTER_S:
                 return None
             else:
                 heapq.heappop(self._slow)
@@ -75,22 +73,17 @@ class Room:
 
     def _still_slow(self, started: float, ident: int) -> bool:
         clock = self.clocks.get(ident)
-        return clock is not None and clock[1] != IDLE and self.held[ident][1] is not None \
+        return clock is not None and clock[1] != IDLE and self.held[ident] is not None \
             and clock[2] - self._waits[clock[1]] == started
 
-    def forget(self, ident: int) -> socket.socket | None:
-        sock, _ = self.held.pop(ident, (None, None))
+    def forget(self, ident: int) -> bool:
+        """Whether `ident` was held."""
+        held = self.held.pop(ident, False) is not False
         self.clocks.pop(ident, None)
         if len(self._slow) > 4 * len(self.held) + 64:  # drop what no longer counts
             self._slow = [(s, i) for s, i in self._slow if self._still_slow(s, i)]
             heapq.heapify(self._slow)
-        return sock
-
-    def close(self) -> None:
-        for sock, _ in self.held.values():
-            sock.close()
-        self.held.clear()
-        self.clocks.clear()
+        return held
 
 
 def connection_cap(descriptors: int) -> int:
@@ -101,19 +94,3 @@ def connection_cap(descriptors: int) -> int:
     (768, 18750)
     """
     return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
-
-
-def say(sock: socket.socket, data: bytes) -> None:
-    try:
-        sock.send(data)
-    except OSError:
-        pass
-
-
-def shut(sock: socket.socket) -> None:
-    """End the connection for the client too (workers may hold descriptors of it)."""
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()

@@ -9,22 +9,23 @@ import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 
 import uvloop
 
 from kgctl.errors import InputError, StoreError
 from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
-from kgctl.service.dataset import Dataset
+from kgctl.service.room import Clock
 from kgctl.service.spawner import Spawner
+from kgctl.service.store_writer import StoreWriter
 from kgctl.service.views import Checkpoints, Views
-from kgctl.service.worker_handle import Clock
 from kgctl.service.worker_state import bump_written
 from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
-STOP_GRACE_S = 5.0  # how long a stop waits for an update that runs
+STOP_GRACE_S = 5.0  # how long a stop waits for the writer thread (its write was killed)
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
@@ -42,17 +43,14 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 class Server:
-    """Serves `dataset` on a listening socket until `stop()` (or SIGINT/SIGTERM when run in
-    the main thread)."""
+    """Serves the store directory `store` (no other process may hold it) on a listening
+    socket until `stop()` (or SIGINT/SIGTERM when run in the main thread)."""
 
-    def __init__(self, dataset: Dataset, config: ServiceConfig) -> None:
+    def __init__(self, store: Path, config: ServiceConfig) -> None:
         if not sys.platform.startswith("linux"):
             raise StoreError("kgctl serve runs on Linux only (its workers use pidfd, memfd and "
                              "descriptor passing); run the Docker image elsewhere")
-        if dataset.path is None:
-            raise StoreError("the service needs a store directory (its workers open it "
-                             "read-only)")
-        self.dataset, self.config = dataset, config
+        self.store, self.config = store, config
         self.started = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -74,7 +72,8 @@ class Server:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self._loop.add_signal_handler(signum, self._stopping.set)
-        views = Views(self.dataset, keep_s=self.config.timeout_s + VIEW_GRACE_S)
+        store = StoreWriter(self.store, self.config.timeout_s)
+        views = Views(store, keep_s=self.config.timeout_s + VIEW_GRACE_S)
         views.take(0)
         spawner = Spawner(str(views.root), self.config, listener, SLOTS)
 
@@ -85,7 +84,7 @@ class Server:
             checkpoints.changed()
 
         writer = Writer(on_change=changed)
-        app = create_app(self.dataset, self.config, writer)
+        app = create_app(store, self.config, writer)  # it answers writes only
         tasks: set[asyncio.Task] = set()
 
         def take(clock: Clock, sock: socket.socket) -> None:
@@ -114,7 +113,7 @@ class Server:
                 task.cancel()
             await workers.close()
             spawner.close()
-            self.write_ended = writer.close(STOP_GRACE_S)
-            if self.write_ended:
-                checkpoints.close()
-                views.close()
+            checkpoints.close()
+            self.write_ended = store.close()  # a write still running is killed, uncommitted
+            writer.close(STOP_GRACE_S)
+            views.close()

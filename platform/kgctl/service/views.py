@@ -24,7 +24,8 @@ import time
 import traceback
 from pathlib import Path
 
-from kgctl.service.dataset import Dataset
+from kgctl.errors import StoreError
+from kgctl.service.store_writer import StoreWriter
 from kgctl.service.worker_state import set_generation, written
 
 
@@ -35,8 +36,7 @@ def view_path(root: str | Path, generation: int) -> Path:
 class Views:
     """The owning process's side: takes the checkpoints and deletes old ones."""
 
-    def __init__(self, dataset: Dataset, keep_s: float) -> None:
-        assert dataset.path is not None
+    def __init__(self, dataset: StoreWriter, keep_s: float) -> None:
         self._dataset, self._keep_s = dataset, keep_s
         prefix = f".{dataset.path.name}.views-"
         for left in dataset.path.parent.glob(prefix + "*"):  # by a server that was killed
@@ -50,6 +50,7 @@ class Views:
     def take(self, generation: int) -> None:
         """Checkpoint the store as `generation` (in the writer thread, after a write)."""
         path = view_path(self.root, generation)
+        shutil.rmtree(path, ignore_errors=True)  # begun by a writer process that was killed
         self._dataset.backup(path)
         now = time.monotonic()
         if self._current is not None:
@@ -93,6 +94,9 @@ class Checkpoints:
             holds = written(self._block)
             try:
                 self._views.take(holds)
+            except StoreError as exc:  # its writer process was killed with a write
+                print(f"error: no checkpoint: {exc}", file=sys.stderr)
+                continue
             except OSError:  # logged; the next write tries again (readers wait, then 503)
                 traceback.print_exc(file=sys.stderr)
                 continue

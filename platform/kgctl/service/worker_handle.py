@@ -13,21 +13,18 @@ from pathlib import Path
 from typing import Protocol
 
 from kgctl.service import messages
-from kgctl.service.execution import HttpProblem
 from kgctl.service.worker_state import WorkerState
 
-HTTP_SERVER_ERROR = 500
 TICK_S = 0.01  # how often the workers' states are looked at
 LONG_NICENESS = 10  # long requests yield the cores to short ones
 FREEZE_S = 1.0  # longest wait for a worker to stop before trying again later
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-CRASHED = HttpProblem(HTTP_SERVER_ERROR, "the query worker stopped (out of memory?); narrow "
-                      "the query")
-Clock = tuple[int, str, float]  # a connection, what it waits for (idle, head, body), until when
 
 
 class Pool(Protocol):
     """What a worker's messages go to (kgctl.service.workers.QueryWorkers)."""
+
+    def ready(self, worker: Worker) -> None: ...
 
     def told(self, worker: Worker, value, fds: list[int]) -> None: ...
 
@@ -37,17 +34,14 @@ class Pool(Protocol):
 class Worker:
     """This process's end of one worker process."""
 
-    def __init__(self, pid: int, sock: socket.socket, state: WorkerState, slot: int,
+    def __init__(self, key: int, pid: int, sock: socket.socket, state: WorkerState, slot: int,
                  pool: Pool) -> None:
-        self.pid, self.slot, self.state, self._sock, self._pool = pid, slot, state, sock, pool
+        self.key, self.pid, self.slot, self.state = key, pid, slot, state
+        self._sock, self._pool = sock, pool
         self._handle = os.pidfd_open(pid)  # signals reach this process, never a reused pid
         self._loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self._loop.create_future()
-        self.connections: set[int] = set()
-        self.long = self.acting = self.releasing = False
-        self.stopped_since: float | None = None  # seen stopped (not by us) since then
         self.alive = True
-        self.problem = CRASHED  # what its current request is answered if it ends
         # orders wait here while the worker's socket is full (a busy worker reads none)
         self._outbox: deque[tuple[tuple, socket.socket | None]] = deque()
         sock.setblocking(False)
@@ -72,14 +66,11 @@ class Worker:
                 self._pool.ended(self)
                 return
             value, fds = message
-            if not self.ready.done():
+            if not self.ready.done():  # before its next message is read
                 self.ready.set_result(None)
+                self._pool.ready(self)
             else:
                 self._pool.told(self, value, fds)
-
-    def adopt(self, clock: Clock, sock: socket.socket) -> None:
-        self.ask("adopt", clock, sock)
-        self.connections.add(clock[0])
 
     def ask(self, kind: str, value, sock: socket.socket | None = None) -> None:
         """Send an order (with a connection); queued while the worker's socket is full."""
@@ -101,6 +92,11 @@ class Worker:
                 return
             self._outbox.popleft()
         self._loop.remove_writer(self._sock.fileno())
+
+    def stopped(self) -> bool:
+        """Stopped by a signal (SIGSTOP) or traced."""
+        fields = stat(self.pid)
+        return bool(fields) and fields[0] in "tT"
 
     def cpu_s(self) -> float:
         fields = stat(self.pid)
@@ -130,9 +126,7 @@ class Worker:
         except OSError:  # already gone: nothing to slow down
             pass
 
-    def kill(self, problem: HttpProblem | None = None) -> None:
-        if problem is not None:
-            self.problem = problem
+    def kill(self) -> None:
         self._signal(signal.SIGKILL)
 
     def close(self) -> None:

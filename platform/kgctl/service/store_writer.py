@@ -1,0 +1,202 @@
+"""The store's one writer, in a process of its own that can be killed.
+
+pyoxigraph cannot interrupt an update, so the serving process does not write itself: a child
+process owns the store directory (RocksDB allows one writer) and applies each write as one
+transaction. A write still running at its deadline (`--timeout`) is stopped by killing that
+process (nothing of it is committed), answered 503, and a fresh writer is started for the
+next one; a stop of the service kills it the same way. Checkpoints for the query workers
+(kgctl.service.views) are taken by the writer process too, on a channel of their own, so no
+write waits for one.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from pyoxigraph import DefaultGraph, NamedNode, RdfFormat
+
+from kgctl.errors import StoreError
+from kgctl.service import messages
+from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem
+
+START_S = 60.0
+WRITE, BACKUP = 0, 1  # the two channels
+
+
+class StoreWriter:
+    """The serving process's handle: the write methods of kgctl.service.dataset.Dataset, each
+    run in the writer process, writes within `timeout_s`."""
+
+    def __init__(self, path: Path, timeout_s: float) -> None:
+        self.path, self._timeout_s = path, timeout_s
+        self._locks = (threading.Lock(), threading.Lock())  # one call at a time per channel
+        self._starting = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._channels: tuple[socket.socket, ...] = ()
+        self._generation = 0  # counts writer processes: a failed call ends only its own
+        self._closed = False
+        self.writing = False  # a write is running
+        with self._starting:
+            self._start()
+
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
+        self._call(WRITE, "update", sparql, base_iri=base_iri)
+
+    def put_graph(self, graph: NamedNode | DefaultGraph, documents, *, base_iri: str,
+                  replace: bool) -> bool:
+        documents = [(fmt.media_type, data) for fmt, data in documents]
+        return self._call(WRITE, "put_graph", graph, documents, base_iri=base_iri,
+                          replace=replace)
+
+    def delete_graph(self, graph: NamedNode | DefaultGraph) -> bool:
+        return self._call(WRITE, "delete_graph", graph)
+
+    def backup(self, target: Path) -> None:
+        self._call(BACKUP, "backup", target)
+
+    def close(self) -> bool:
+        """Stop the writer process; whether no write was running (one that was is not
+        committed)."""
+        idle = not self.writing
+        with self._starting:
+            self._closed = True
+            self._stop()
+        return idle
+
+    def _call(self, channel: int, method: str, *args, **kwargs):
+        with self._locks[channel]:
+            with self._starting:
+                if self._closed:
+                    raise StoreError("the service is stopping; nothing was written")
+                if self._process is None:  # the last one failed to start: try again
+                    self._start()
+                generation, sock = self._generation, self._channels[channel]
+            # the time limit counts from when a writer process is there
+            deadline = time.monotonic() + self._timeout_s if channel == WRITE else None
+            self.writing |= channel == WRITE
+            try:
+                messages.send(sock, (method, args, kwargs))
+                if not _wait(sock, deadline):
+                    self._end(generation)
+                    raise HttpProblem(HTTP_UNAVAILABLE, f"update timed out after "
+                                      f"{self._timeout_s:g} s (the server's limit); nothing "
+                                      "of it was written")
+                reply = messages.receive(sock)
+            except OSError:
+                reply = None
+            finally:
+                self.writing &= channel != WRITE
+            if reply is None:
+                self._end(generation)
+                raise StoreError("the store writer stopped; nothing of that write was written")
+            (ok, value), _ = reply
+            if ok:
+                return value
+            raise value
+
+    def _start(self) -> None:
+        ours, theirs = zip(messages.pair(), messages.pair(), strict=True)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "kgctl.service.store_writer", str(self.path),
+             *(str(s.fileno()) for s in theirs), str(os.getpid())],
+            pass_fds=[s.fileno() for s in theirs], start_new_session=True)
+        for sock in theirs:
+            sock.close()
+        self._channels = ours
+        if not _wait(ours[WRITE], time.monotonic() + START_S):
+            self._stop()
+            raise StoreError("the store writer did not start")
+        reply = messages.receive(ours[WRITE])
+        if reply is None or reply[0] is not None:
+            self._stop()
+            raise reply[0] if reply else StoreError("the store writer did not start")
+
+    def _end(self, generation: int) -> None:
+        """Kill the writer process `generation` and start a new one in the background."""
+        with self._starting:
+            if generation == self._generation:
+                self._stop()
+        threading.Thread(target=self._restart, daemon=True).start()
+
+    def _restart(self) -> None:
+        with self._starting:
+            if self._process is None and not self._closed:
+                try:
+                    self._start()
+                except StoreError as exc:  # the next call tries again
+                    print(f"error: {exc}", file=sys.stderr)
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()  # its lock on the store is released
+            self._process = None
+        for sock in self._channels:
+            sock.close()
+        self._channels = ()
+        self._generation += 1
+
+
+def _wait(sock: socket.socket, deadline: float | None) -> bool:
+    """Whether `sock` has something to read (or closed) before `deadline`."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    while True:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if poller.poll(None if left is None else left * 1000):
+            return True
+        if left == 0.0:
+            return False
+
+
+def main(path: str, write_fd: str, backup_fd: str, parent: str) -> None:
+    from kgctl.service.dataset import Dataset
+
+    threading.Thread(target=die_with, args=(int(parent),), daemon=True).start()
+    channels = [socket.socket(fileno=int(fd)) for fd in (write_fd, backup_fd)]
+    try:
+        dataset = Dataset.open(Path(path))
+    except Exception as exc:  # told to the serving process, which reports it
+        messages.send(channels[WRITE], exc)
+        return
+    messages.send(channels[WRITE], None)  # ready
+    threading.Thread(target=serve, args=(channels[BACKUP], dataset), daemon=True).start()
+    serve(channels[WRITE], dataset)
+
+
+def die_with(parent: int) -> None:
+    """End this process when `parent` ends, even by SIGKILL, also in the middle of a write:
+    the store must be free for the next service. (PR_SET_PDEATHSIG would fire when the
+    thread that started this process ends.)"""
+    try:
+        handle = os.pidfd_open(parent)
+        if os.getppid() == parent:  # else it ended already
+            select.select([handle], [], [])
+    finally:
+        os._exit(1)
+
+
+def serve(channel: socket.socket, dataset) -> None:
+    while (message := messages.receive(channel)) is not None:
+        (method, args, kwargs), _ = message
+        if method == "put_graph":
+            args = (args[0], [(RdfFormat.from_media_type(m), d) for m, d in args[1]])
+        try:
+            reply = (True, getattr(dataset, method)(*args, **kwargs))
+        except Exception as exc:
+            reply = (False, exc)
+        try:
+            messages.send(channel, reply)
+        except Exception:  # an error that does not pickle
+            messages.send(channel, (False, StoreError(str(reply[1]))))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])

@@ -1,0 +1,43 @@
+"""Writes under the time limit: the writer process (kgctl.service.store_writer) is killed at
+the deadline, nothing of the write is stored, the next write succeeds and readers see it."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from service_helpers import live_server, sample_store
+
+from kgctl.service.config import ServiceConfig
+
+TIMEOUT_S = 1.0
+READ_S = 30.0
+HEADERS = {"Content-Type": "application/sparql-update", "Authorization": "Bearer t"}
+# a cross product of every stored triple with every other, each inserted: only the deadline
+# ends it, mid-way through its one transaction
+CROSS = ("INSERT { GRAPH <urn:kgctl:test:cross> { ?a <urn:kgctl:test:p> ?d } } "
+         "WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }")
+COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+
+def test_a_long_update_is_stopped_at_the_deadline_and_writes_nothing() -> None:
+    store = sample_store()
+    before = len(store)
+    config = ServiceConfig(update_token="t", timeout_s=TIMEOUT_S)
+    with live_server(store, config) as base, httpx.Client(timeout=READ_S) as client:
+        started = time.monotonic()
+        answer = client.post(f"{base}/update", content=CROSS, headers=HEADERS)
+        assert answer.status_code == 503 and "timed out" in answer.text
+        assert time.monotonic() - started < TIMEOUT_S + 1
+        assert len(store) == before
+        # the same for a Graph Store write waiting behind nothing, and reads go on
+        write = client.post(f"{base}/update", headers=HEADERS, content="INSERT DATA { GRAPH "
+                            "<urn:kgctl:test:g> { <urn:a> <urn:b> <urn:c> } }")
+        assert write.status_code == 204, write.text
+        rows = client.get(f"{base}/query", params={"query": COUNT},
+                          headers={"Accept": "text/csv"})
+        assert rows.status_code == 200 and int(rows.text.split()[1]) == before + 1
+        graph = client.get(f"{base}/store", params={"graph": "urn:kgctl:test:g"},
+                           headers={"Accept": "application/n-triples"})
+        assert graph.text == "<urn:a> <urn:b> <urn:c> .\n"
+    assert len(store) == before + 1
