@@ -58,7 +58,7 @@ def _summary(store: GraphStore) -> list[dict[str, object]]:
 
 @click.group("store")
 def command() -> None:
-    """Paper graphs in the store: info, papers, export, import, drop, replay.
+    """Paper graphs in the store: info, papers, export, import, drop, replay, compact.
 
     Example: kgctl store papers --store ./kgctl-data/store --json
     """
@@ -176,3 +176,26 @@ def replay_(store: GraphStore, trace_file: Path, *, paper: str | None, as_json: 
             "triples": sum(1 for _ in store.triples(pid))}
     _emit(data, as_json=as_json,
           text=f"replayed {data['calls']} calls into {pid}: {data['triples']} triples")
+
+
+@command.command()
+@click.option("--store", "path", envvar="KGCTL_STORE", type=click.Path(path_type=Path),
+              default=DEFAULT_STORE, show_default=True, metavar="PATH",
+              help="Embedded store directory (env KGCTL_STORE).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compact(path: Path, *, as_json: bool) -> None:
+    """Rewrite the store into a fresh database and swap it in: the same quads in fewer bytes.
+
+    The old database is removed only once the new one holds every quad. Stop the processes
+    that use the store first (it is locked while they run).
+
+    Example: kgctl store compact --store kgctl-data/store
+    """
+    from kgctl.store.compact import compact as run
+
+    done = run(path)
+    per_quad = (f"{done.bytes_before / done.quads:.0f} -> {done.bytes_after / done.quads:.0f} "
+                "bytes per quad" if done.quads else "empty store")
+    _emit(done.model_dump(), as_json=as_json,
+          text=f"compacted {done.quads} quads: {done.bytes_before:,} -> {done.bytes_after:,} "
+               f"bytes ({per_quad})")
