@@ -119,11 +119,11 @@ def stage_triples(work: Path) -> dict:
 
 
 def stage_dedup(work: Path) -> dict:
-    from kgctl.cli import main
+    from kgctl.cli import cli
 
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        main(["dedup", "--store", str(work / "store"), "--json", "--review",
+        cli(["dedup", "--store", str(work / "store"), "--json", "--review",
               str(work / "dedup-review.csv")], standalone_mode=False)
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "mentions": sum(s["mentions"] for s in json.loads(out.getvalue()))}
