@@ -48,20 +48,24 @@ TARGET_SERVE_SECONDS = 5.0
 # -- the corpus -------------------------------------------------------------------------------
 
 def make_corpus(size: int, folder: Path) -> list[Path]:
-    """`size` trace files: copies of the bundled traces, copy k's papers renamed `<id>-c<k>`."""
+    """`size` trace files: copies of the bundled traces, copy k's papers renamed `<id>-c<k>`
+    (the paper's IRIs in the calls' arguments with them)."""
     from kgctl.pipeline.demo import bundled_traces
+    from kgctl.store.iris import graph_iri
 
     folder.mkdir(parents=True, exist_ok=True)
     sources = bundled_traces()
     paths = []
     for n in range(size):
         source, copy = sources[n % len(sources)], n // len(sources)
-        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
-        pid = lines[0]["paper_id"] + (f"-c{copy}" if copy else "")
+        text = source.read_text(encoding="utf-8")
+        old = json.loads(text.splitlines()[0])["paper_id"]
+        pid = old + (f"-c{copy}" if copy else "")
+        text = text.replace(graph_iri(old).value + "/", graph_iri(pid).value + "/")
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
         path = folder / f"{pid}.jsonl"
         path.write_text("".join(json.dumps({**r, "paper_id": pid}, ensure_ascii=False) + "\n"
-                                for r in lines), encoding="utf-8")
+                                for r in records), encoding="utf-8")
         paths.append(path)
     return paths
 
