@@ -241,11 +241,11 @@ def serve_union(work: Path, size: int) -> None:
             started = time.perf_counter()
             try:
                 with urllib.request.urlopen(request, timeout=120) as response:
-                    rows = len(json.load(response)["results"]["bindings"])
-                    status = response.status
+                    body, status = response.read(), response.status
             except urllib.error.HTTPError as exc:
-                rows, status = 0, exc.code
+                body, status = b"", exc.code
             seconds = time.perf_counter() - started
+            rows = len(json.loads(body)["results"]["bindings"]) if status == 200 else 0
             verdict = "ok" if status == 200 and seconds < TARGET_SERVE_SECONDS else "MISSED"
             print(f"  {rq.name:22} HTTP {status} {rows:7} rows {seconds:6.2f} s  {verdict}")
     finally:
