@@ -98,6 +98,7 @@ async def replay_traces(
             if selected.is_error:
                 raise InputError(f"cannot select paper {pid!r} for replay")
             reports.append(await replay_calls(client, pid, calls))
+            store.flush()
             if progress:
                 progress(pid)
     return reports

@@ -217,6 +217,11 @@ class EmbeddedStore:
         return papers_of_graphs({q.graph_name.value for q in quads
                                  if isinstance(q.graph_name, NamedNode)})
 
+    def flush(self) -> None:
+        if self.path is not None:
+            with self._lock:
+                self._store.flush()
+
     def close(self) -> None:
         with self._lock:
             if self.path is not None:
