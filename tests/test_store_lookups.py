@@ -36,3 +36,22 @@ def test_an_evicted_paper_index_is_reloaded_whole(monkeypatch) -> None:
     reloaded = engine.index("pa")
     assert reloaded.labels[first.iris[0]] == {"Thermometer 1"}
     assert list(engine._indexes) == ["pa"]
+
+
+def test_replay_flushes_the_store_after_each_paper(tmp_path) -> None:
+    """RocksDB's write buffers grow with every paper unless flushed: a corpus replay would not
+    run in bounded memory."""
+    from evaluation_helpers import replay_into
+
+    class Counting(EmbeddedStore):
+        flushes = 0
+
+        def flush(self) -> None:
+            Counting.flushes += 1
+            super().flush()
+
+    store = Counting(tmp_path / "store")
+    papers = ["10.1002_anie.201811027", "10.1002_chem.201604264"]
+    reports = replay_into(store, papers)
+    assert [r.paper_id for r in reports] == papers and Counting.flushes == 2
+    assert store.papers() == papers

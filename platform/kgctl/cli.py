@@ -21,7 +21,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("kgctl.compiler.commands", "Compile ONTOLOGY files (Turtle, RDF/XML) and their "
                 "profiles into the intermediate model."),
     "store": ("kgctl.store.commands",
-              "Paper graphs in the store: info, papers, export, import, drop, replay, merge."),
+              "Paper graphs in the store: info, papers, export, import, drop, replay, merge, "
+              "compact."),
     "mcp": ("kgctl.instantiation.commands", "MCP servers of kgctl."),
     "extract": ("kgctl.pipeline.commands:extract", "Extract papers (PDF, Markdown, text) into "
                 "their graphs with an LLM agent, or replay recorded traces through the same "

@@ -157,6 +157,7 @@ async def _extract_one(
         return summary.model_copy(update={"error": str(error)})
     if store.has_paper(pid):  # the evidence view places the quotes in this text
         store_paper_text(store, pid, document.text)
+    store.flush()
     limited = any(s.status == "iteration_limit" for s in trace.steps)
     progress(pid, "done")
     outcome: Outcome = "iteration_limit" if limited else "complete"

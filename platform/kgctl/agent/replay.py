@@ -13,6 +13,7 @@ trace formats are read: the store's JSONL trace (one CallRecord per line, e.g. f
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,10 @@ async def replay_traces(
     feedback: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> list[ReplayReport]:
-    """Replay trace files into the store through one MCP session (switching papers)."""
-    loaded = [load_calls(path) for path in paths]
-    papers = [pid for pid, _ in loaded]
-    clash = sorted({p for p in papers if papers.count(p) > 1})
+    """Replay trace files into the store through one MCP session (switching papers). Each
+    trace is read when its turn comes, so memory does not grow with the number of traces."""
+    papers = [trace_paper(path) for path in paths]
+    clash = sorted(pid for pid, n in Counter(papers).items() if n > 1)
     if clash:
         raise InputError(f"several traces are for the same paper: {', '.join(clash)}")
     taken = [p for p in papers if store.has_paper(p)]
@@ -91,11 +92,13 @@ async def replay_traces(
     reports = []
     server = build_server(ir, store, feedback=feedback, surface=surface)
     async with Client(server) as client:
-        for pid, calls in loaded:
+        for path in paths:
+            pid, calls = load_calls(path)
             selected = await client.call_tool(SELECT_TOOL, {"paper_id": pid})
             if selected.is_error:
                 raise InputError(f"cannot select paper {pid!r} for replay")
             reports.append(await replay_calls(client, pid, calls))
+            store.flush()
             if progress:
                 progress(pid)
     return reports
@@ -111,6 +114,26 @@ async def replay_calls(client: Client, paper_id: str, calls: list[ReplayCall]) -
             refused.append(Refusal(position=position, tool=call.tool, feedback=text))
     return ReplayReport(paper_id=paper_id, calls=len(calls), accepted=len(calls) - len(refused),
                         refused=tuple(refused))
+
+
+def trace_paper(path: Path) -> str:
+    """The paper a trace is for, from its first record when it is a store trace (the rest is
+    checked when it is replayed); an agent trace is one JSON object, read whole."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            first = next((line for line in lines if line.strip()), "")
+    except OSError as exc:
+        raise InputError(f"cannot read trace {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
+    try:
+        record = json.loads(first)
+    except ValueError:
+        record = None
+    if isinstance(record, dict) and isinstance(record.get("paper_id"), str) \
+            and "format" not in record:
+        return record["paper_id"]
+    return load_calls(path)[0]
 
 
 # Pure functions

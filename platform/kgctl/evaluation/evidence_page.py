@@ -21,7 +21,7 @@ from kgctl.evaluation.evidence import (
     entity_names,
 )
 from kgctl.papers.text import PAPER_TEXT
-from kgctl.store.iris import graph_iri, provenance_graph_iri
+from kgctl.store.iris import graph_iri, paper_of_graph, provenance_graph_iri
 from kgctl.store.merged import PAPER_IDENTITIES, Link, links_of_rows
 from kgctl.store.provenance import TRACE_QUERY, record_from_literal
 from kgctl.store.views import merged_graph_iri, merged_provenance_iri
@@ -165,7 +165,11 @@ def evidence_route(dataset: Any, submit: Callable[[Callable[[], str | None]], Fu
     from starlette.responses import HTMLResponse
 
     def page(paper: str) -> str | None:
-        if paper not in {p.paper for p in dataset.papers()}:
+        try:
+            graph = graph_iri(paper)
+        except ValueError:  # not an IRI once prefixed: no such paper
+            return None
+        if paper_of_graph(graph.value) != paper or not dataset.has_graph(graph):
             return None
         return render_page(dataset_view(dataset, paper))
 

@@ -113,9 +113,8 @@ def command(ctx: click.Context, class_name: str | None, domain: str | None, endp
                          "reference (--reference, or --reference-endpoint with update rights)")
     store = open_store(path=store_path, endpoint=store_endpoint, create=False)
     try:
-        known = store.papers()
-        chosen = known if all_papers else list(papers)
-        unknown = sorted(set(chosen) - set(known))
+        chosen = store.papers() if all_papers else list(papers)
+        unknown = [] if all_papers else sorted({p for p in chosen if not store.has_paper(p)})
         if unknown:
             raise InputError(f"unknown paper(s): {', '.join(unknown)}")
         matcher, spec = load_matcher(class_name, endpoint=endpoint, reference=reference,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -68,6 +68,17 @@ class Instantiator:
                 self._indexes.popitem(last=False)
         self._indexes.move_to_end(paper_id)
         return self._indexes[paper_id]
+
+    @cached_property
+    def _property_names(self) -> dict[str, list[tuple[str, str]]]:
+        """Every way a call may name a property (IRI, prefixed name, tool name, local name)
+        -> (property, its tool name), in the IR's order."""
+        names: dict[str, list[tuple[str, str]]] = {}
+        for p in self.ir.properties:
+            ref = property_ref(self.ir, p)
+            for name in dict.fromkeys((p, self.ir.curie(p), ref, local_name(p))):
+                names.setdefault(name, []).append((p, ref))
+        return names
 
     def _next_seq(self, paper_id: str) -> int:
         if paper_id not in self._seq:
@@ -178,7 +189,7 @@ class Instantiator:
         draft.fill(node, cls, without_type(spec), given(args))
 
     def _plan_link(self, spec: ToolSpec, draft: Draft, args: dict[str, Any]) -> None:
-        prop = _property(self.ir, draft, args.get("property"), self._links)
+        prop = _property(self._property_names, draft, args.get("property"), self._links)
         if prop is None:
             return
         info = self.ir.properties[prop]
@@ -201,7 +212,8 @@ class Instantiator:
         if spec.name == "delete_entity":
             self.plan_delete(draft, entity)
             return
-        prop = _property(self.ir, draft, args.get("property"), self._writable)
+        prop = _property(self._property_names, draft, args.get("property"),
+                         self._writable)
         if prop is None:
             return
         classes = [t for t in draft.types_of(entity) if t in self.ir.classes]
@@ -289,15 +301,13 @@ def _required_ref(draft: Draft, name: str, args: dict[str, Any],
     return draft.resolve(name, args[name], classes)
 
 
-def _property(ir: OntologyIR, draft: Draft, raw: Any, allowed: tuple[str, ...]) -> str | None:
+def _property(names: dict[str, list[tuple[str, str]]], draft: Draft, raw: Any,
+              allowed: tuple[str, ...]) -> str | None:
     if raw is None:
         draft.fail("required_missing", "property", None, "'property' is required",
                    allowed=allowed)
         return None
-    text = str(raw)
-    matches = [p for p in ir.properties
-               if property_ref(ir, p) in allowed
-               and text in (p, ir.curie(p), property_ref(ir, p), local_name(p))]
+    matches = [p for p, ref in names.get(str(raw), []) if ref in allowed]
     if not matches:
         draft.fail("enum_value", "property", raw, "unknown property", allowed=allowed)
         return None

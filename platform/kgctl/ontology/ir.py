@@ -215,12 +215,19 @@ class OntologyIR(Frozen):
     # Induced views: pure functions of the fields above.
 
     def curie(self, iri: str) -> str:
-        """Shortest prefixed name for an IRI, or the IRI itself."""
-        best, longest = "", 0
-        for prefix, ns in self.prefixes.items():
-            if prefix and iri.startswith(ns) and len(ns) > longest:
-                best, longest = prefix, len(ns)
-        return f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
+        """Shortest prefixed name for an IRI, or the IRI itself (remembered: tools ask for the
+        same few names on every call)."""
+        if iri not in self._curies:
+            best, longest = "", 0
+            for prefix, ns in self.prefixes.items():
+                if prefix and iri.startswith(ns) and len(ns) > longest:
+                    best, longest = prefix, len(ns)
+            self._curies[iri] = f"{best}:{iri[len(self.prefixes[best]):]}" if best else iri
+        return self._curies[iri]
+
+    @cached_property
+    def _curies(self) -> dict[str, str]:
+        return {}
 
     def is_a(self, cls: str, ancestor: str) -> bool:
         """True when `cls` is `ancestor` or one of its sub-classes."""

@@ -20,6 +20,7 @@ from pyoxigraph import (
     QueryResultsFormat,
     QuerySolutions,
     RdfFormat,
+    parse_query_results,
     serialize,
 )
 
@@ -137,18 +138,15 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
         return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
     if isinstance(result, QuerySolutions):
         fmt = choose(request, SOLUTION_TYPES)
-        # pyoxigraph writes a result short enough that it cannot hold too many rows; for a
-        # longer one the rows of a second evaluation are counted before a third is written
-        quick = Sink(min(limits.max_bytes, MIN_ROW_BYTES[fmt] * limits.max_rows))
-        _fill(quick, limits, lambda: result.serialize(quick, fmt), exact=False)
-        if not quick.overflowed:
-            return Answer(body=quick.getvalue(), media_type=fmt.media_type)
-        for _ in _bounded(_evaluate(dataset, request), limits, "rows"):
-            pass
-        again, sink = _evaluate(dataset, request), Sink(limits.max_bytes)
-        assert isinstance(again, QuerySolutions)
-        _fill(sink, limits, lambda: again.serialize(sink, fmt))
-        return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+        sink = Sink(limits.max_bytes)
+        _fill(sink, limits, lambda: result.serialize(sink, fmt))
+        body = sink.getvalue()
+        # a result this short cannot hold more rows than the limit; a longer one has its rows
+        # counted by pyoxigraph's parser (not evaluated again: a heavy query would cost twice)
+        if len(body) > MIN_ROW_BYTES[fmt] * limits.max_rows \
+                and sum(1 for _ in parse_query_results(body, fmt)) > limits.max_rows:
+            raise _too_many(limits, "rows")
+        return Answer(body=body, media_type=fmt.media_type)
     fmt = choose(request, GRAPH_TYPES)
     sink = Sink(limits.max_bytes)
     _fill(sink, limits, lambda: serialize(_bounded(result, limits, "triples"), sink, fmt))
@@ -179,14 +177,11 @@ def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Answer:
     return Answer(body=sink.getvalue(), media_type=fmt.media_type)
 
 
-def _fill(sink: Sink, limits: Limits, write, *, exact: bool = True) -> None:
-    """Run `write` into `sink`; 422 when the result passes the byte limit (unless `sink` is
-    shorter than that limit and not `exact`: then the caller looks at `sink.overflowed`)."""
+def _fill(sink: Sink, limits: Limits, write) -> None:
+    """Run `write` into `sink`; 422 when the result passes the byte limit."""
     try:
         write()
     except (ResultTooLarge, OSError, ValueError) as exc:
-        if sink.overflowed and not exact and sink.max_bytes < limits.max_bytes:
-            return
         if sink.overflowed:
             raise HttpProblem(HTTP_UNPROCESSABLE,
                               f"result is larger than {limits.max_bytes} bytes (the server's "
@@ -199,10 +194,13 @@ def _fill(sink: Sink, limits: Limits, write, *, exact: bool = True) -> None:
 def _bounded(items: Iterable[T], limits: Limits, what: str) -> Iterator[T]:
     for count, item in enumerate(items, start=1):
         if count > limits.max_rows:
-            raise HttpProblem(HTTP_UNPROCESSABLE,
-                              f"result has more than {limits.max_rows} {what} (the server's "
-                              "limit); add LIMIT or narrow the query")
+            raise _too_many(limits, what)
         yield item
+
+
+def _too_many(limits: Limits, what: str) -> HttpProblem:
+    return HttpProblem(HTTP_UNPROCESSABLE, f"result has more than {limits.max_rows} {what} (the "
+                       "server's limit); add LIMIT or narrow the query")
 
 
 def query_timeout(timeout_s: float) -> HttpProblem:

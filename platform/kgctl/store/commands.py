@@ -61,7 +61,7 @@ def _summary(store: GraphStore) -> list[dict[str, object]]:
 
 @click.group("store")
 def command() -> None:
-    """Paper graphs in the store: info, papers, export, import, drop, replay, merge.
+    """Paper graphs in the store: info, papers, export, import, drop, replay, merge, compact.
 
     Example: kgctl store papers --store ./kgctl-data/store --json
     """
@@ -227,7 +227,7 @@ def merge(store: GraphStore, *, papers: tuple[str, ...], as_json: bool) -> None:
     """
     from kgctl.store.merged import rebuild
 
-    unknown = sorted(set(papers) - set(store.papers()))
+    unknown = sorted(p for p in set(papers) if not store.has_paper(p))
     if unknown:
         raise InputError(f"unknown paper(s): {', '.join(unknown)} (see `kgctl store papers`)")
     summary = rebuild(store, list(papers) or None)
@@ -235,3 +235,26 @@ def merge(store: GraphStore, *, papers: tuple[str, ...], as_json: bool) -> None:
           text=f"merged {summary.papers} paper(s): {summary.entities} entities with "
                f"{summary.identities} identities ("
                + ", ".join(f"{n} by {m}" for m, n in sorted(summary.by_method.items())) + ")")
+
+
+@command.command()
+@click.option("--store", "path", envvar="KGCTL_STORE", type=click.Path(path_type=Path),
+              default=DEFAULT_STORE, show_default=True, metavar="PATH",
+              help="Embedded store directory (env KGCTL_STORE).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compact(path: Path, *, as_json: bool) -> None:
+    """Rewrite the store into a fresh database and swap it in: the same quads in fewer bytes.
+
+    The old database is removed only once the new one holds every quad. Stop the processes
+    that use the store first (it is locked while they run).
+
+    Example: kgctl store compact --store kgctl-data/store
+    """
+    from kgctl.store.compact import compact as run
+
+    done = run(path)
+    per_quad = (f"{done.bytes_before / done.quads:.0f} -> {done.bytes_after / done.quads:.0f} "
+                "bytes per quad" if done.quads else "empty store")
+    _emit(done.model_dump(), as_json=as_json,
+          text=f"compacted {done.quads} quads: {done.bytes_before:,} -> {done.bytes_after:,} "
+               f"bytes ({per_quad})")

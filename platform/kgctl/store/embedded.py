@@ -59,7 +59,8 @@ def check_store_folder(path: Path) -> None:
                          "(e.g. kgctl-data/store) or a new one")
 
 
-def _open(path: Path | None) -> Store:
+def open_database(path: Path | None) -> Store:
+    """The pyoxigraph database at `path` (in memory for None), or a StoreError saying why not."""
     if path is None:
         return Store()
     check_store_folder(path)
@@ -79,7 +80,7 @@ class EmbeddedStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
-        self._store = _open(path)
+        self._store = open_database(path)
         self._lock = threading.RLock()
         self._last_seq: dict[str, int] = {}  # valid because this process is the only writer
 
@@ -234,6 +235,11 @@ class EmbeddedStore:
                 raise StoreError(f"import failed, nothing imported: {exc}") from None
         return papers_of_graphs({q.graph_name.value for q in quads
                                  if isinstance(q.graph_name, NamedNode)})
+
+    def flush(self) -> None:
+        if self.path is not None:
+            with self._lock:
+                self._store.flush()
 
     def close(self) -> None:
         with self._lock:

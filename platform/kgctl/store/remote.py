@@ -325,5 +325,8 @@ class RemoteStore:
             self._graphs_changed(added=touched)
         return papers
 
+    def flush(self) -> None:
+        """Nothing to do: every write is already on the server."""
+
     def close(self) -> None:
         self._endpoint.close()
