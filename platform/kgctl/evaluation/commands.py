@@ -116,7 +116,9 @@ def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | 
     store = open_store(path=store_path, endpoint=endpoint, create=False)
     try:
         if entity is not None:
-            gold = only_papers(gold, papers_using(store, entity), entity)
+            gold = gold.only(papers_using(store, entity))
+            if not gold.docs:
+                raise InputError(f"no benchmark paper in the store used {entity!r}")
         docs, problems = {}, []
         with progress_bar(quiet=as_json) as progress:
             for paper in progress.track(sorted(gold.docs), description="reading out"):
@@ -128,15 +130,6 @@ def run_command(*, store_path: Path | None, endpoint: str | None, domain: str | 
     source = source_for("store", benchmark=benchmark, origin=endpoint or str(store_path))
     report = score_both(gold, Loaded(docs=docs, problems=tuple(problems)), source=source)
     _emit(report, as_json=as_json, html=html, out=out)
-
-
-def only_papers(gold: Loaded, papers: list[str], entity: str) -> Loaded:
-    """The benchmark's part for `papers` (the papers an entity filter found)."""
-    chosen = sorted(set(papers) & set(gold.docs))
-    if not chosen:
-        raise InputError(f"no benchmark paper in the store used {entity!r}")
-    return Loaded(docs={p: gold.docs[p] for p in chosen},
-                  problems=tuple(q for q in gold.problems if q.paper in chosen))
 
 
 @command.command(name="nerre")
@@ -290,9 +283,7 @@ def oracle_command(*, domain: str | None, benchmark: str | None, store_path: Pat
         raise InputError(f"not a {benchmark} paper: {', '.join(unknown)}")
     if html is not None and not html.parent.is_dir():  # before any paper is built
         raise InputError(f"no folder {html.parent} for the HTML report")
-    gold = load_benchmark(root)
-    gold = Loaded(docs={p: d for p, d in gold.docs.items() if p in chosen},
-                  problems=gold.problems)
+    gold = load_benchmark(root).only(chosen)
     store = open_store(path=store_path, endpoint=endpoint)
     try:
         with progress_bar(quiet=as_json) as progress:

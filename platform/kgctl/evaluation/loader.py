@@ -7,6 +7,7 @@ load, so the rest of the benchmark still scores.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,12 @@ class Loaded(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
     docs: dict[str, dict[str, Record]]
     problems: tuple[Problem, ...] = ()
+
+    def only(self, papers: Iterable[str]) -> Loaded:
+        """The part of these documents for `papers`, with their problems and those of no paper."""
+        chosen = set(papers)
+        return Loaded(docs={p: d for p, d in self.docs.items() if p in chosen},
+                      problems=tuple(q for q in self.problems if q.paper in chosen or not q.paper))
 
 
 def parse_document(
