@@ -82,6 +82,14 @@ class Result:
     refused: list[Pair] = field(default_factory=list)
 
 
+def clash(ka: dict[str, set[str]], kb: dict[str, set[str]], kinds: Iterable[str]) -> str | None:
+    """Why two components' conflict-key values forbid joining them, or None."""
+    for kind in kinds:
+        if ka.get(kind) and kb.get(kind) and ka[kind] != kb[kind]:
+            return f"{kind}: {sorted(ka[kind])[0]} vs {sorted(kb[kind])[0]}"
+    return None
+
+
 class Resolver:
     """Applies evidence in order through a union-find whose roots carry the conflict-key values
     of their component. Both engines feed their evidence here in the same order, so they form
@@ -116,11 +124,8 @@ class Resolver:
         return i
 
     def conflict(self, a: int, b: int) -> str | None:
-        ka, kb = self.keys[self.find(a)], self.keys[self.find(b)]
-        for kind in self.thresholds.conflict_keys:
-            if ka.get(kind) and kb.get(kind) and ka[kind] != kb[kind]:
-                return f"{kind}: {sorted(ka[kind])[0]} vs {sorted(kb[kind])[0]}"
-        return None
+        return clash(self.keys[self.find(a)], self.keys[self.find(b)],
+                     self.thresholds.conflict_keys)
 
     def _union(self, a: int, b: int) -> None:
         ra, rb = sorted((self.find(a), self.find(b)))
