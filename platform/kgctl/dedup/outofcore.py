@@ -259,11 +259,12 @@ class OutOfCore:
                 if p != part:
                     out.part(resolver)
                     resolver, part = Resolver(t, rejected), p
-                resolver.add(a, rep_a, keys_a)
-                resolver.add(b, rep_b, keys_b)
+                if side != 2:
+                    resolver.add(a, rep_a, keys_a)
+                if side != 1:
+                    resolver.add(b, rep_b, keys_b)
                 if side:
-                    node = a if side == 1 else b
-                    root = resolver.keys[resolver.find(node)]
+                    root = resolver.keys[resolver.find(a if side == 1 else b)]
                     out.probes.append((order[4], order[5], side, json.dumps(
                         {k: sorted(v) for k, v in root.items()}, sort_keys=True)))
                 else:
