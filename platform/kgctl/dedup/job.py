@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, cluster
+from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, Thresholds, cluster
 from kgctl.dedup.keys import NORMALISERS
 from kgctl.dedup.spec import DedupSpec
 from kgctl.errors import InputError
@@ -37,6 +37,8 @@ XSD_DOUBLE = NamedNode("http://www.w3.org/2001/XMLSchema#double")
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
 ALT_NAME_SEPARATOR = ";"
 REVIEW_FIELDS = ("spec", "a", "b", "label_a", "label_b", "score", "evidence", "decision")
+ENGINES = ("auto", "memory", "duckdb")
+AUTO_OUT_OF_CORE = 2_000_000  # mentions of one spec from which `auto` clusters out of core
 
 MENTIONS_QUERY = """
 SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s a ?cls . ?s ?p ?o } }
@@ -120,6 +122,21 @@ def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str,
         pair = (row["a"].value, row["b"].value)
         (accept if row["accepted"].value in ("true", "1") else reject).append(pair)
     return sorted(accept), sorted(reject)
+
+
+def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine: str = "auto",
+                     memory_limit: str = "2GB", accept: Iterable[tuple[str, str]] = (),
+                     reject: Iterable[tuple[str, str]] = ()) -> Result:
+    """Cluster with the in-memory engine or out of core on DuckDB (same clusters either way);
+    `auto` goes out of core from AUTO_OUT_OF_CORE mentions."""
+    if engine == "duckdb" or (engine == "auto" and len(mentions) >= AUTO_OUT_OF_CORE):
+        from kgctl.dedup.outofcore import OutOfCore  # DuckDB loads only when it is used
+
+        with OutOfCore(memory_limit=memory_limit) as ooc:
+            ooc.add(mentions)
+            ooc.run(thresholds, accept=accept, reject=reject)
+            return ooc.result()
+    return cluster(mentions, thresholds, accept=accept, reject=reject)
 
 
 def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str]) -> list[str]:
@@ -241,9 +258,12 @@ def run(
     review_out: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
     domain: str | Path | None = None,
+    engine: str = "auto",
+    memory_limit: str = "2GB",
 ) -> list[SpecSummary]:
     """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph.
-    Key normalisers: the generic ones plus the domain pack's (default: the default pack)."""
+    Key normalisers: the generic ones plus the domain pack's (default: the default pack);
+    `engine` and `memory_limit` as for `cluster_mentions`."""
     by_name = normalisers(domain)
     if not store.papers():
         raise InputError("the store holds no paper graphs: nothing to deduplicate")
@@ -264,7 +284,8 @@ def run(
         mentions = harvest(store, spec, by_name=by_name)
         labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
         progress(f"clustering {len(mentions)} {spec.name} mentions")
-        result = cluster(mentions, spec.thresholds(), accept=accept, reject=reject)
+        result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
+                                  memory_limit=memory_limit, accept=accept, reject=reject)
         iris = _canonical_iris(spec, result.clusters, old)
         out_quads += _output_quads(spec, result, iris)
         grey += [(spec, p) for p in result.grey]

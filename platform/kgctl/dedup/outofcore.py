@@ -33,6 +33,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+import click
 import duckdb
 import numpy as np
 
@@ -64,7 +65,7 @@ class OutOfCore:
         self.workdir = Path(tempfile.mkdtemp(prefix="kgctl-dedup-")) if workdir is None else workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.con = duckdb.connect(str(self.workdir / "dedup.duckdb"))
-        self.con.execute(f"SET memory_limit = '{_size(memory_limit)}'")
+        self.con.execute(f"SET memory_limit = '{memory_size(None, None, memory_limit)}'")
         self.con.execute("SET temp_directory = ?", [str(self.workdir / "spill")])
         self.con.execute("SET preserve_insertion_order = false")
         if threads:
@@ -389,8 +390,9 @@ def _columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
     return {name: _objects(col) for name, col in zip(names.split(), columns, strict=True)}
 
 
-def _size(text: str) -> str:
-    """A memory size such as 2GB or 500MiB (checked: it is written into a SET statement)."""
+def memory_size(_ctx: object, _param: object, text: str) -> str:
+    """A memory size such as 2GB or 500MiB (checked: it is written into a SET statement); also
+    the option callback of `kgctl dedup --memory-limit`."""
     if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", text.strip(), re.IGNORECASE):
-        raise ValueError(f"not a memory size: {text!r} (e.g. 2GB)")
+        raise click.BadParameter(f"not a memory size: {text!r} (e.g. 2GB)")
     return text.strip()
