@@ -25,13 +25,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
-from kgctl.dedup.cluster import Mention, Thresholds, cluster
-from kgctl.dedup.job import _canonical_iris
+from kgctl.dedup.cluster import Cluster, Mention, Thresholds, cluster
+from kgctl.dedup.job import ENTITY_BASE, canonical_iris
 from kgctl.dedup.outofcore import OutOfCore
 from kgctl.dedup.spec import DedupSpec
 
@@ -47,6 +48,7 @@ VARIANTS = ("{}", "{}", "{} ", "UPPER", "N, N-{}", "TYPO")
 BATCH = 500_000
 
 
+@lru_cache(maxsize=1 << 21)
 def chemical(i: int, vocab: int) -> tuple[str, str, str]:
     """Name, formula and InChIKey-like key of chemical number i (deterministic)."""
     rng = random.Random(i * 7919 + vocab)
@@ -61,8 +63,9 @@ def chemical(i: int, vocab: int) -> tuple[str, str, str]:
     return name, formula, f"{key}-{i:08d}"
 
 
-def mentions(n: int, vocab: int, papers: int, start: int = 0):
-    """Mentions start..start+n, streamed: chemicals drawn half Zipf-like, half uniform."""
+def mention_rows(n: int, vocab: int, papers: int, start: int = 0):
+    """(iri, paper, label, keys) of mentions start..start+n, streamed: chemicals drawn half
+    Zipf-like, half uniform."""
     rng = random.Random(SEED + start)
     for i in range(start, start + n):
         c = (min(int(rng.paretovariate(1.1)) - 1, vocab - 1) if rng.random() < 0.5
@@ -78,8 +81,12 @@ def mentions(n: int, vocab: int, papers: int, start: int = 0):
             label = variant.replace("TYPO", "{}").format(name)
         keys = [("formula", formula)] + ([("inchikey", inchikey)] if rng.random() < 0.3 else [])
         paper = f"p{i % papers}"
-        yield Mention(iri=f"https://example.org/{paper}/m{i}", paper=paper, labels=(label,),
-                      keys=tuple(keys))
+        yield f"https://example.org/{paper}/m{i}", paper, label, keys
+
+
+def mentions(n: int, vocab: int, papers: int) -> list[Mention]:
+    return [Mention(iri=iri, paper=paper, labels=(label,), keys=tuple(keys))
+            for iri, paper, label, keys in mention_rows(n, vocab, papers)]
 
 
 def write_parquet(out: Path, n: int, vocab: int, papers: int) -> None:
@@ -87,13 +94,13 @@ def write_parquet(out: Path, n: int, vocab: int, papers: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     for part, start in enumerate(range(0, n, BATCH)):
-        batch = list(mentions(min(BATCH, n - start), vocab, papers, start))
+        batch = list(mention_rows(min(BATCH, n - start), vocab, papers, start))
         rows = {name: np.empty(len(batch), dtype=object) for name in ("iri", "paper", "labels",
                                                                      "keys")}
-        rows["iri"][:] = [m.iri for m in batch]
-        rows["paper"][:] = [m.paper for m in batch]
-        rows["labels"][:] = [list(m.labels) for m in batch]
-        rows["keys"][:] = [[{"kind": k, "value": v} for k, v in m.keys] for m in batch]
+        rows["iri"][:] = [m[0] for m in batch]
+        rows["paper"][:] = [m[1] for m in batch]
+        rows["labels"][:] = [[m[2]] for m in batch]
+        rows["keys"][:] = [[{"kind": k, "value": v} for k, v in m[3]] for m in batch]
         con.register("rows_in", rows)
         con.execute(f"COPY (SELECT iri, paper, labels::VARCHAR[] AS labels, "
                     f"keys::STRUCT(kind VARCHAR, value VARCHAR)[] AS keys FROM rows_in) "
@@ -106,7 +113,7 @@ def peak_mib() -> float:
 
 
 def compare(args) -> None:
-    ms = list(mentions(args.mentions, args.vocab, args.papers))
+    ms = mentions(args.mentions, args.vocab, args.papers)
     t0 = time.perf_counter()
     mem = cluster(ms, THRESHOLDS)
     t_mem = time.perf_counter() - t0
@@ -162,16 +169,19 @@ def _cluster_files(data: str, memory: str, workdir: str) -> None:
 
 
 def incremental(args) -> None:
+    """Canonical IRIs of new clusters against earlier links: every new cluster has the name of
+    an earlier entity and shares it with others, so each minted IRI collides and is numbered."""
     spec = DedupSpec(name="chemical", classes=("https://example.org/C",), labels=())
-    from kgctl.dedup.cluster import Cluster
-    old = {f"https://example.org/m{i}": f"https://example.org/entity/e{i // 2}"
-           for i in range(args.existing)}
-    print(f"canonical IRIs for new clusters against {args.existing} existing links")
+    base = f"{ENTITY_BASE}chemical/"
+    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(args.existing)}
+    used = set(old.values())  # made once per run, with the links read from the store
+    print(f"canonical IRIs for new clusters against {args.existing} existing links "
+          f"({len(used)} canonical IRIs)")
     for n in (500, 2000, 8000, 32000):
-        new = [Cluster(members=[f"https://example.org/new{i}"], keys={}, labels=[f"name {i % 300}"])
-               for i in range(n)]
+        new = [Cluster(members=[f"https://example.org/new{i}"], keys={},
+                       labels=[f"name {i % (n // 4)}"]) for i in range(n)]
         t0 = time.perf_counter()
-        _canonical_iris(spec, new, old)
+        canonical_iris(spec, new, old, used)
         dt = time.perf_counter() - t0
         print(f"  {n:6} new clusters: {dt * 1000:8.1f} ms ({dt / n * 1e6:.1f} us per cluster)")
 

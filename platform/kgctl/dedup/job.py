@@ -139,11 +139,14 @@ def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine:
     return cluster(mentions, thresholds, accept=accept, reject=reject)
 
 
-def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str]) -> list[str]:
+def canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str],
+                   used: set[str]) -> list[str]:
     """Reuse an earlier canonical IRI when a member had one; else mint from the strongest key or
-    the most frequent name. Deterministic for the same clusters."""
+    the most frequent name, avoiding the IRIs in `used` (the earlier ones, a set made once per
+    run). Time per cluster is independent of the number of earlier links. Deterministic for the
+    same clusters."""
     taken: set[str] = set()
-    used = set(old.values())  # a set: membership below is tested once per candidate
+    last: dict[str, int] = {}  # base -> the number minted last (all below it are taken)
     out = []
     for c in clusters:
         previous = sorted({old[m] for m in c.members if m in old} - taken)
@@ -152,10 +155,12 @@ def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str
         else:
             identity = next((f"{k}-{c.keys[k]}" for k in sorted(c.keys)), None)
             base = f"{ENTITY_BASE}{spec.name}/{slug(identity or (c.labels or c.members)[0])}"
-            iri, n = base, 1
+            n = last.get(base, 1)
+            iri = base if n == 1 else f"{base}-{n}"
             while iri in taken or iri in used:
                 n += 1
                 iri = f"{base}-{n}"
+            last[base] = n
         taken.add(iri)
         out.append(iri)
     return out
@@ -275,6 +280,7 @@ def run(
         reject += new_reject
         new_reviews = [(p, True) for p in new_accept] + [(p, False) for p in new_reject]
     old = _existing_links(store)
+    used = set(old.values())
     out_quads: list[Quad] = []
     grey: list[tuple[DedupSpec, Pair]] = []
     labels: dict[str, str] = {}
@@ -286,7 +292,7 @@ def run(
         progress(f"clustering {len(mentions)} {spec.name} mentions")
         result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
                                   memory_limit=memory_limit, accept=accept, reject=reject)
-        iris = _canonical_iris(spec, result.clusters, old)
+        iris = canonical_iris(spec, result.clusters, old, used)
         out_quads += _output_quads(spec, result, iris)
         grey += [(spec, p) for p in result.grey]
         paper_of = {m.iri: m.paper for m in mentions}
