@@ -191,7 +191,7 @@ def profile_names(labels: Iterable[str], paper: str, scope: str) -> frozenset[st
 def block_keys(name: str) -> tuple[str, str]:
     """Two blocking keys: leading and trailing letters (locants and punctuation ignored), so a
     spelling variant at either end of a name still meets its twin in one block."""
-    letters = "".join(ch for ch in name if ch.isalpha())
+    letters = "".join(filter(str.isalpha, name))
     return "^" + letters[:BLOCK_CHARS], letters[-BLOCK_CHARS:] + "$"
 
 
