@@ -152,7 +152,9 @@ def _cluster_files(data: str, memory: str, workdir: str) -> None:
     with OutOfCore(Path(workdir), memory_limit=memory) as engine:
         engine.add_parquet(f"{data}/*.parquet")
         n = engine.con.execute("SELECT count(*) FROM mention").fetchall()[0][0]
-        engine.run(THRESHOLDS)
+        engine.run(THRESHOLDS, progress=lambda phase: print(
+            f"  {time.perf_counter() - t0:6.0f} s  {phase} (peak RSS so far {peak_mib():.0f} MiB)",
+            flush=True))
         counts = dict(engine.con.execute(
             "SELECT kind, count(*) FROM decision GROUP BY kind").fetchall())
         clusters = merged = 0

@@ -126,7 +126,8 @@ def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str,
 
 def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine: str = "auto",
                      memory_limit: str = "2GB", accept: Iterable[tuple[str, str]] = (),
-                     reject: Iterable[tuple[str, str]] = ()) -> Result:
+                     reject: Iterable[tuple[str, str]] = (),
+                     progress: Callable[[str], None] = lambda _: None) -> Result:
     """Cluster with the in-memory engine or out of core on DuckDB (same clusters either way);
     `auto` goes out of core from AUTO_OUT_OF_CORE mentions."""
     if engine == "duckdb" or (engine == "auto" and len(mentions) >= AUTO_OUT_OF_CORE):
@@ -134,7 +135,8 @@ def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine:
 
         with OutOfCore(memory_limit=memory_limit) as ooc:
             ooc.add(mentions)
-            ooc.run(thresholds, accept=accept, reject=reject)
+            ooc.run(thresholds, accept=accept, reject=reject,
+                    progress=lambda phase: progress(f"clustering out of core: {phase}"))
             return ooc.result()
     return cluster(mentions, thresholds, accept=accept, reject=reject)
 
@@ -291,7 +293,8 @@ def run(
         labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
         progress(f"clustering {len(mentions)} {spec.name} mentions")
         result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
-                                  memory_limit=memory_limit, accept=accept, reject=reject)
+                                  memory_limit=memory_limit, accept=accept, reject=reject,
+                                  progress=progress)
         iris = canonical_iris(spec, result.clusters, old, used)
         out_quads += _output_quads(spec, result, iris)
         grey += [(spec, p) for p in result.grey]

@@ -30,7 +30,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import click
@@ -123,13 +123,19 @@ class OutOfCore:
             self.con.unregister("rows_in")
 
     def run(self, thresholds: Thresholds, *, accept: Iterable[tuple[str, str]] = (),
-            reject: Iterable[tuple[str, str]] = ()) -> None:
+            reject: Iterable[tuple[str, str]] = (),
+            progress: Callable[[str], None] = lambda _: None) -> None:
         """Cluster every mention added so far (a re-run starts from the mentions again)."""
         self.thresholds = thresholds
+        progress("profiles")
         self._profiles(thresholds)
+        progress("evidence")
         self._evidence(thresholds, sorted(accept))
+        progress("parts")
         self._components()
+        progress("replay")
         self._replay(thresholds, list(reject))
+        progress("done")
 
     def _profiles(self, t: Thresholds) -> None:
         sql = self.con.execute
@@ -239,13 +245,13 @@ class OutOfCore:
         sql("CREATE OR REPLACE TABLE probe (i BIGINT, j BIGINT, side INT, keys VARCHAR)")
         rejected = self._rejected(reject)
         # an edge inside one part is replayed; a fuzzy pair across parts is a probe on each side
+        sql("""CREATE OR REPLACE TABLE placed AS SELECT e.*, coalesce(ca.c, e.a) AS ca,
+            coalesce(cb.c, e.b) AS cb FROM edge e LEFT JOIN comp ca ON ca.node = e.a
+            LEFT JOIN comp cb ON cb.node = e.b""")
         sql("""CREATE OR REPLACE VIEW steps AS
-            WITH e AS (SELECT e.*, coalesce(ca.c, e.a) AS ca, coalesce(cb.c, e.b) AS cb
-                       FROM edge e LEFT JOIN comp ca ON ca.node = e.a
-                       LEFT JOIN comp cb ON cb.node = e.b)
-            SELECT ca AS part, 0 AS side, * EXCLUDE (ca, cb) FROM e WHERE ca = cb
-            UNION ALL SELECT ca, 1, * EXCLUDE (ca, cb) FROM e WHERE ca <> cb
-            UNION ALL SELECT cb, 2, * EXCLUDE (ca, cb) FROM e WHERE ca <> cb""")
+            SELECT ca AS part, 0 AS side, * EXCLUDE (ca, cb) FROM placed WHERE ca = cb
+            UNION ALL SELECT ca, 1, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb
+            UNION ALL SELECT cb, 2, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb""")
         steps = self.con.cursor()
         steps.execute(f"""SELECT s.part, s.side, s.a, s.b, s.score, s.method, s.lname, s.rname,
             pa.rep, [(k.kind, k.value) for k in pa.keys], pb.rep,
@@ -274,6 +280,8 @@ class OutOfCore:
         out.part(resolver)
         out.flush()
         steps.close()
+        sql("DROP VIEW steps")
+        sql("DROP TABLE placed")
         self._cross_pairs(t, rejected, out)
 
     def _rejected(self, reject: list[tuple[str, str]]) -> set[frozenset]:
