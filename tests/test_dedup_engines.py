@@ -101,3 +101,10 @@ def test_cli_duckdb_engine_writes_the_same_graphs(tmp_path):
     assert written["duckdb"] == written["memory"]
     link = written["memory"][0]
     assert link[dmf] == link[dmf2] and link[cu3] != link[cu6]
+
+
+def test_cli_rejects_a_bad_memory_limit(tmp_path):
+    out = CliRunner().invoke(cli, ["dedup", "--store", str(tmp_path / "s"), "--engine", "duckdb",
+                                   "--memory-limit", "lots"])
+    assert out.exit_code == 2 and "not a memory size: 'lots'" in out.output
+    assert not (tmp_path / "s").exists()
