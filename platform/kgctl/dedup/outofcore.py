@@ -31,6 +31,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 
 import click
@@ -53,7 +54,6 @@ from kgctl.dedup.keys import is_fragment, locant_signature, name_key
 
 BATCH = 100_000
 ORDER = "phase, s1, s2, n1, n2, n3"  # the order the in-memory engine applies evidence in
-OUT_COLUMNS = "a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR, evidence VARCHAR"
 
 
 class OutOfCore:
@@ -72,8 +72,8 @@ class OutOfCore:
             self.con.execute(f"SET threads = {int(threads)}")
         self.con.create_function("name_of", _name_of, ["VARCHAR"], "VARCHAR", type="native",
                                  null_handling="special")
-        self.con.create_function("blocks_of", _blocks_of, ["VARCHAR"], "VARCHAR[]",
-                                 type="native")
+        self.con.create_function("blocks_of", lambda name: list(block_keys(name)), ["VARCHAR"],
+                                 "VARCHAR[]", type="native")
         self.con.execute("CREATE TABLE IF NOT EXISTS mention (mid BIGINT, iri VARCHAR, "
                          "paper VARCHAR, labels VARCHAR[], "
                          "keys STRUCT(kind VARCHAR, value VARCHAR)[])")
@@ -91,13 +91,8 @@ class OutOfCore:
 
     def add(self, mentions: Iterable[Mention]) -> None:
         """Append mentions, streamed in batches."""
-        batch: list[Mention] = []
-        for m in mentions:
-            batch.append(m)
-            if len(batch) == BATCH:
-                self._append_mentions(batch)
-                batch = []
-        if batch:
+        stream = iter(mentions)
+        while batch := list(islice(stream, BATCH)):
             self._append_mentions(batch)
 
     def _append_mentions(self, batch: Sequence[Mention]) -> None:
@@ -127,14 +122,12 @@ class OutOfCore:
             progress: Callable[[str], None] = lambda _: None) -> None:
         """Cluster every mention added so far (a re-run starts from the mentions again)."""
         self.thresholds = thresholds
-        progress("profiles")
-        self._profiles(thresholds)
-        progress("evidence")
-        self._evidence(thresholds, sorted(accept))
-        progress("parts")
-        self._components()
-        progress("replay")
-        self._replay(thresholds, list(reject))
+        for phase, step in (("profiles", lambda: self._profiles(thresholds)),
+                            ("evidence", lambda: self._evidence(thresholds, sorted(accept))),
+                            ("parts", self._components),
+                            ("replay", lambda: self._replay(thresholds, list(reject)))):
+            progress(phase)
+            step()
         progress("done")
 
     def _profiles(self, t: Thresholds) -> None:
@@ -239,8 +232,9 @@ class OutOfCore:
 
     def _replay(self, t: Thresholds, reject: list[tuple[str, str]]) -> None:
         sql = self.con.execute
-        sql(f"CREATE OR REPLACE TABLE decision ({OUT_COLUMNS}, kind VARCHAR, phase INT, "
-            "s1 VARCHAR, s2 VARCHAR, n1 BIGINT, n2 BIGINT, n3 BIGINT)")
+        sql("CREATE OR REPLACE TABLE decision (a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR,"
+            " evidence VARCHAR, kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, "
+            "n2 BIGINT, n3 BIGINT)")
         sql("CREATE OR REPLACE TABLE root (pid BIGINT, root BIGINT)")
         sql("CREATE OR REPLACE TABLE probe (i BIGINT, j BIGINT, side INT, keys VARCHAR)")
         rejected = self._rejected(reject)
@@ -381,9 +375,6 @@ def _name_of(label: str | None) -> str | None:
     """The name key a label is matched on, or None (a fragment or nothing left)."""
     return None if label is None or is_fragment(label) else (name_key(label) or None)
 
-
-def _blocks_of(name: str) -> list[str]:
-    return list(block_keys(name))
 
 
 def _objects(values: Iterable) -> np.ndarray:
