@@ -31,7 +31,8 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import groupby, islice
+from operator import itemgetter
 from pathlib import Path
 
 import click
@@ -308,25 +309,27 @@ class OutOfCore:
                 for a, b, s, m, e in rows]
 
     def clusters(self) -> Iterator[Cluster]:
-        """The clusters in the in-memory engine's order (by smallest member IRI), streamed."""
-        rows = self.con.cursor()
-        rows.execute("""
-            WITH pr AS (SELECT p.pid, coalesce(r.root, p.pid) AS root FROM profile p
-                        LEFT JOIN root r USING (pid)),
-            k AS (SELECT root, list({'kind': kind, 'value': value}) AS keys FROM
-                  (SELECT pr.root, k.kind, min(k.value) AS value FROM pr JOIN
-                   (SELECT pid, unnest(keys) AS k FROM profile) USING (pid)
-                   WHERE list_contains(?, k.kind) GROUP BY pr.root, k.kind) GROUP BY root),
-            m AS (SELECT pr.root, list(mp.iri ORDER BY mp.iri) AS members,
-                  list_sort(list_distinct(flatten(list(me.labels)))) AS labels FROM mprof mp
-                  JOIN mention me USING (mid) JOIN pr USING (pid) GROUP BY pr.root)
-            SELECT m.members, m.labels, k.keys FROM m LEFT JOIN k USING (root)
-            ORDER BY m.root""", [list(self.thresholds.conflict_keys)])
-        while batch := rows.fetchmany(10_000):
-            for members, labels, keys in batch:
-                yield Cluster(members=members, labels=labels,
-                              keys={k["kind"]: k["value"] for k in keys or ()})
-        rows.close()
+        """The clusters in the in-memory engine's order (by smallest member IRI), streamed from
+        sorted rows (a sort spills to disk; a list aggregate of a huge cluster would not)."""
+        self.con.execute("""CREATE OR REPLACE TABLE proot AS SELECT p.pid,
+            coalesce(r.root, p.pid) AS root FROM profile p LEFT JOIN root r USING (pid)""")
+        members = _rows(self.con, """SELECT pr.root, mp.iri, me.labels FROM mprof mp
+            JOIN mention me USING (mid) JOIN proot pr USING (pid) ORDER BY pr.root, mp.iri""")
+        keys = _rows(self.con, """SELECT pr.root, k.kind, min(k.value) FROM proot pr JOIN
+            (SELECT pid, unnest(keys) AS k FROM profile) USING (pid)
+            WHERE list_contains(?, k.kind) GROUP BY pr.root, k.kind ORDER BY pr.root""",
+                     [list(self.thresholds.conflict_keys)])
+        key = next(keys, None)
+        for root, rows in groupby(members, key=itemgetter(0)):
+            iris, labels, values = [], set(), {}
+            for _, iri, labs in rows:
+                iris.append(iri)
+                labels.update(labs)
+            while key is not None and key[0] <= root:
+                if key[0] == root:
+                    values[key[1]] = key[2]
+                key = next(keys, None)
+            yield Cluster(members=iris, labels=sorted(labels), keys=values)
 
     def result(self) -> Result:
         """Everything as the in-memory engine returns it (for corpora that fit in memory)."""
@@ -369,6 +372,14 @@ class _Outputs:
         if self.probes:
             insert("probe", _columns(self.probes, "i j side keys"))
         self.rows, self.roots, self.probes = [], [], []
+
+
+def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> Iterator:
+    cursor = con.cursor()
+    cursor.execute(query, params)
+    while batch := cursor.fetchmany(10_000):
+        yield from batch
+    cursor.close()
 
 
 def _name_of(label: str | None) -> str | None:
