@@ -1,6 +1,5 @@
-"""Out-of-core clustering on DuckDB: the clusters and decisions of `cluster.cluster`, with the
-mentions, names, evidence and components in tables of an on-disk database (DuckDB keeps to its
-`memory_limit` and spills to a temporary directory).
+"""Out-of-core clustering on DuckDB: the clusters and decisions of `cluster.cluster` from tables
+of an on-disk database (DuckDB keeps to its `memory_limit` and spills to a temporary directory).
 
 Evidence is found in SQL (and fuzzy names block by block), then split into independent parts:
 the connected components of the edges that can merge (reviews, merge keys, exact names, fuzzy
@@ -8,8 +7,7 @@ names at the merge threshold with the same locants), found by min-label propagat
 is replayed through the same `Resolver` as the in-memory engine, in the same order, so conflict
 keys and review verdicts act exactly as they do there. A fuzzy pair between two parts never
 merges; it goes to review unless the two sides' conflict keys clash at its turn, which is read
-from each part's replay (a probe) and compared afterwards. Memory is bounded by the largest
-part, not the corpus.
+from each part's replay (a probe) and compared afterwards. Memory: the largest part, not all.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
@@ -184,24 +182,21 @@ class OutOfCore:
                AS nid, name, min(pid) AS pid FROM pname GROUP BY name""")
         sql("""CREATE OR REPLACE TABLE fpair (i BIGINT, j BIGINT, score DOUBLE,
                merges BOOLEAN)""")
-        blocks = self.con.cursor()
-        blocks.execute(f"""SELECT list(nid ORDER BY nid), list(name ORDER BY nid) FROM
-            (SELECT *, (row_number() OVER (PARTITION BY bkey ORDER BY nid) - 1) // {MAX_BLOCK}
-                    AS chunk FROM (SELECT nid, name, unnest(blocks_of(name)) AS bkey FROM dname))
-            GROUP BY bkey, chunk HAVING count(*) > 1""")
         out: list[tuple[int, int, float, bool]] = []
-        while rows := blocks.fetchmany(1000):
-            for nids, names in rows:
-                for r, c, score in block_scores(names, t.review):
-                    merges = (score >= t.merge
-                              and locant_signature(names[r]) == locant_signature(names[c]))
-                    out.append((nids[r], nids[c], score, merges))
+        for nids, names in _rows(self.con, f"""SELECT list(nid ORDER BY nid),
+            list(name ORDER BY nid) FROM (SELECT *, (row_number() OVER (PARTITION BY bkey
+            ORDER BY nid) - 1) // {MAX_BLOCK} AS chunk FROM (SELECT nid, name,
+            unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, chunk
+            HAVING count(*) > 1"""):
+            for r, c, score in block_scores(names, t.review):
+                merges = (score >= t.merge
+                          and locant_signature(names[r]) == locant_signature(names[c]))
+                out.append((nids[r], nids[c], score, merges))
             if len(out) >= BATCH:
                 self._insert("fpair", _columns(out, "i j score merges"))
                 out = []
         if out:
             self._insert("fpair", _columns(out, "i j score merges"))
-        blocks.close()
         sql("""INSERT INTO edge SELECT di.pid, dj.pid, f.score, 'fuzzy', di.name, dj.name,
                f.merges, 3, '', '', -f.score, f.i, f.j FROM (SELECT DISTINCT * FROM fpair) f
                JOIN dname di ON di.nid = f.i JOIN dname dj ON dj.nid = f.j""")
@@ -287,20 +282,17 @@ class OutOfCore:
 
     def _cross_pairs(self, t: Thresholds, rejected: set[frozenset], out: _Outputs) -> None:
         """A fuzzy pair across parts goes to review unless rejected or its sides clash."""
-        rows = self.con.cursor()
-        rows.execute(f"""SELECT e.a, e.b, e.score, e.lname, e.rname, pa.rep, pb.rep, l.keys,
+        for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in _rows(
+                self.con, f"""SELECT e.a, e.b, e.score, e.lname, e.rname, pa.rep, pb.rep, l.keys,
             r.keys, {ORDER} FROM edge e JOIN probe l ON l.i = e.n2 AND l.j = e.n3 AND l.side = 1
             JOIN probe r ON r.i = e.n2 AND r.j = e.n3 AND r.side = 2
-            JOIN profile pa ON pa.pid = e.a JOIN profile pb ON pb.pid = e.b WHERE e.phase = 3""")
-        while batch := rows.fetchmany(BATCH):
-            for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in batch:
-                ka = {k: set(v) for k, v in json.loads(keys_a).items()}
-                kb = {k: set(v) for k, v in json.loads(keys_b).items()}
-                if frozenset((a, b)) not in rejected and not clash(ka, kb, t.conflict_keys):
-                    out.rows.append((rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}",
-                                     "grey", *order))
-            out.flush()
-        rows.close()
+            JOIN profile pa ON pa.pid = e.a JOIN profile pb ON pb.pid = e.b WHERE e.phase = 3"""):
+            ka = {k: set(v) for k, v in json.loads(keys_a).items()}
+            kb = {k: set(v) for k, v in json.loads(keys_b).items()}
+            if frozenset((a, b)) not in rejected and not clash(ka, kb, t.conflict_keys):
+                out.rows.append((rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}", "grey",
+                                 *order))
+        out.flush()
 
     def _pairs(self, kind: str) -> list[Pair]:
         rows = self.con.execute(f"SELECT a, b, score, method, evidence FROM decision "
@@ -309,8 +301,7 @@ class OutOfCore:
                 for a, b, s, m, e in rows]
 
     def clusters(self) -> Iterator[Cluster]:
-        """The clusters in the in-memory engine's order (by smallest member IRI), streamed from
-        sorted rows (a sort spills to disk; a list aggregate of a huge cluster would not)."""
+        """The clusters in the in-memory engine's order, from sorted rows (a sort spills)."""
         self.con.execute("""CREATE OR REPLACE TABLE proot AS SELECT p.pid,
             coalesce(r.root, p.pid) AS root FROM profile p LEFT JOIN root r USING (pid)""")
         members = _rows(self.con, """SELECT pr.root, mp.iri, me.labels FROM mprof mp
@@ -377,7 +368,7 @@ class _Outputs:
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> Iterator:
     cursor = con.cursor()
     cursor.execute(query, params)
-    while batch := cursor.fetchmany(10_000):
+    while batch := cursor.fetchmany(1000):  # a row can be a block of 1,000 names
         yield from batch
     cursor.close()
 
