@@ -6,11 +6,12 @@ the reason); merge precision on the hand-labelled pair sample in tests/data/dedu
 and a check that no cluster holds two values of a conflict key. Baseline in the same run:
 grouping mentions by their exact lower-cased first label.
 
-    python scripts/bench_dedup_mop30.py
+    python scripts/bench_dedup_mop30.py [--engine memory|duckdb]
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import time
 from collections import defaultdict
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.replay import replay_traces
-from kgctl.dedup.job import DEDUP_GRAPH, SAME_AS, harvest, run
+from kgctl.dedup.job import DEDUP_GRAPH, ENGINES, SAME_AS, harvest, run
 from kgctl.dedup.keys import is_fragment, name_key
 from kgctl.dedup.spec import pack_specs
 from kgctl.pipeline.demo import bundled_traces, compile_all
@@ -28,12 +29,15 @@ LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "dedup_label
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    engine = parser.parse_args().engine
     store = EmbeddedStore()
     _, (ir, surface), _ = compile_all()
     run_sync(lambda: replay_traces(bundled_traces(), ir=ir, store=store, surface=surface))
     specs = pack_specs(None)
     started = time.perf_counter()
-    summaries = run(store, specs)
+    summaries = run(store, specs, engine=engine)
     seconds = time.perf_counter() - started
     link = {r["m"].value: r["c"].value for r in store.query(
         "SELECT ?m ?c WHERE { GRAPH ?g { ?m ?same ?c } }",

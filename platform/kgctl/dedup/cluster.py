@@ -82,12 +82,40 @@ class Result:
     refused: list[Pair] = field(default_factory=list)
 
 
-class _Union:
-    """Union-find whose roots carry the conflict-key values of their component."""
+def clash(ka: dict[str, set[str]], kb: dict[str, set[str]], kinds: Iterable[str]) -> str | None:
+    """Why two components' conflict-key values forbid joining them, or None."""
+    for kind in kinds:
+        if ka.get(kind) and kb.get(kind) and ka[kind] != kb[kind]:
+            return f"{kind}: {sorted(ka[kind])[0]} vs {sorted(kb[kind])[0]}"
+    return None
 
-    def __init__(self, keys: Sequence[dict[str, set[str]]]):
-        self.parent = list(range(len(keys)))
-        self.keys = [dict(k) for k in keys]
+
+class Resolver:
+    """Applies evidence in order through a union-find whose roots carry the conflict-key values
+    of their component. Both engines feed their evidence here in the same order, so they form
+    the same clusters and decisions. Nodes are profile numbers; a root is its component's
+    smallest node."""
+
+    def __init__(self, thresholds: Thresholds, rejected: set[frozenset]):
+        self.thresholds = thresholds
+        self.rejected = rejected
+        self.parent: dict[int, int] = {}
+        self.keys: dict[int, dict[str, set[str]]] = {}
+        self.rep: dict[int, str] = {}  # the IRI a decision names for a node
+        self.decisions: list[Pair] = []
+        self.grey: list[Pair] = []
+        self.refused: list[Pair] = []
+
+    def add(self, node: int, rep: str, keys: Iterable[tuple[str, str]]) -> None:
+        if node in self.parent:
+            return
+        self.parent[node] = node
+        self.rep[node] = rep
+        values: dict[str, set[str]] = {}
+        for kind, value in keys:
+            if kind in self.thresholds.conflict_keys:
+                values.setdefault(kind, set()).add(value)
+        self.keys[node] = values
 
     def find(self, i: int) -> int:
         while self.parent[i] != i:
@@ -95,47 +123,82 @@ class _Union:
             i = self.parent[i]
         return i
 
-    def conflict(self, a: int, b: int, kinds: Iterable[str]) -> str | None:
-        ka, kb = self.keys[self.find(a)], self.keys[self.find(b)]
-        for kind in kinds:
-            if ka.get(kind) and kb.get(kind) and ka[kind] != kb[kind]:
-                return f"{kind}: {sorted(ka[kind])[0]} vs {sorted(kb[kind])[0]}"
-        return None
+    def conflict(self, a: int, b: int) -> str | None:
+        return clash(self.keys[self.find(a)], self.keys[self.find(b)],
+                     self.thresholds.conflict_keys)
 
-    def union(self, a: int, b: int) -> None:
+    def _union(self, a: int, b: int) -> None:
         ra, rb = sorted((self.find(a), self.find(b)))
-        if ra != rb:
-            self.parent[rb] = ra
-            for kind, values in self.keys[rb].items():
-                self.keys[ra].setdefault(kind, set()).update(values)
+        self.parent[rb] = ra
+        for kind, values in self.keys.pop(rb).items():
+            self.keys[ra].setdefault(kind, set()).update(values)
+
+    def _pair(self, a: int, b: int, score: float, method: str, evidence: str,
+              accepted: bool) -> Pair:
+        return Pair(a=self.rep[a], b=self.rep[b], score=score, method=method,
+                    evidence=evidence, accepted=accepted)
+
+    def edge(self, a: int, b: int, score: float, method: str, left: str, right: str) -> None:
+        """One piece of evidence: `review`, `key:<kind>` (left: the value), `exact-name` (left:
+        the name) or `fuzzy` (left, right: the two names; merges only at the merge threshold
+        with the same locants, else goes to review)."""
+        if self.find(a) == self.find(b):
+            return
+        if method == "fuzzy":
+            evidence = f"{left!r} ~ {right!r}"
+            if score >= self.thresholds.merge and locant_signature(left) == locant_signature(right):
+                self._join(a, b, score, method, evidence)
+            elif frozenset((a, b)) not in self.rejected and not self.conflict(a, b):
+                self.grey.append(self._pair(a, b, score, method, evidence, False))
+            return
+        evidence = ("accepted in review" if method == "review" else
+                    f"same name {left!r}" if method == "exact-name" else
+                    f"same {method.removeprefix('key:')} {left}")
+        self._join(a, b, score, method, evidence)
+
+    def _join(self, a: int, b: int, score: float, method: str, evidence: str) -> None:
+        clash = self.conflict(a, b)
+        if clash or frozenset((a, b)) in self.rejected:
+            why = clash or "rejected in review"
+            self.refused.append(self._pair(a, b, score, method, f"{evidence}; refused: {why}",
+                                           False))
+            return
+        self._union(a, b)
+        self.decisions.append(self._pair(a, b, score, method, evidence, True))
 
 
 def _profiles(
     mentions: Sequence[Mention], scope: str
 ) -> tuple[list[list[Mention]], list[frozenset[str]]]:
     """Group mentions with identical name keys and key values; names that are not evidence of
-    identity (building-unit fragments) are left out, paper-scoped names carry their paper."""
+    identity (building-unit fragments) are left out, paper-scoped names carry their paper.
+    Profiles are ordered by their smallest IRI, members by IRI."""
     groups: dict[tuple, list[Mention]] = defaultdict(list)
     for m in mentions:
-        keys = (name_key(lab) for lab in m.labels if not is_fragment(lab))
-        prefix = f"{m.paper}\x1f" if scope == "paper" else ""
-        names = frozenset(prefix + k for k in keys if k)
-        groups[(names, frozenset(m.keys))].append(m)
-    ordered = sorted(groups.items(), key=lambda kv: min(m.iri for m in kv[1]))
+        groups[(profile_names(m.labels, m.paper, scope), frozenset(m.keys))].append(m)
+    ordered = sorted(((k, sorted(g, key=lambda m: m.iri)) for k, g in groups.items()),
+                     key=lambda kv: kv[1][0].iri)
     return [g for _, g in ordered], [k[0] for k, _ in ordered]
 
 
-def _block_keys(name: str) -> tuple[str, str]:
+def profile_names(labels: Iterable[str], paper: str, scope: str) -> frozenset[str]:
+    """The name keys a mention is matched on."""
+    keys = (name_key(lab) for lab in labels if not is_fragment(lab))
+    prefix = f"{paper}\x1f" if scope == "paper" else ""
+    return frozenset(prefix + k for k in keys if k)
+
+
+def block_keys(name: str) -> tuple[str, str]:
     """Two blocking keys: leading and trailing letters (locants and punctuation ignored), so a
     spelling variant at either end of a name still meets its twin in one block."""
-    letters = "".join(ch for ch in name if ch.isalpha())
+    letters = "".join(filter(str.isalpha, name))
     return "^" + letters[:BLOCK_CHARS], letters[-BLOCK_CHARS:] + "$"
 
 
 def _blocks(names: Sequence[str]) -> Iterable[list[int]]:
     by_key: dict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(names):
-        for key in _block_keys(name):
+        for key in block_keys(name):
             by_key[key].append(i)
     for key in sorted(by_key):
         idx = by_key[key]
@@ -143,19 +206,20 @@ def _blocks(names: Sequence[str]) -> Iterable[list[int]]:
             yield idx[start:start + MAX_BLOCK]
 
 
+def block_scores(texts: Sequence[str], cutoff: float) -> Iterable[tuple[int, int, int]]:
+    """(row, column, score) of the pairs of one block scoring at least `cutoff`, row < column."""
+    scores = process.cdist(texts, texts, scorer=fuzz.ratio, score_cutoff=cutoff,
+                           dtype=np.uint8, workers=-1)
+    rows, cols = np.triu(scores, 1).nonzero()
+    return zip(rows.tolist(), cols.tolist(), scores[rows, cols].tolist(), strict=True)
+
+
 def _fuzzy_pairs(names: Sequence[str], cutoff: float) -> list[tuple[float, int, int]]:
     pairs: dict[tuple[int, int], float] = {}
     for block in _blocks(names):
-        if len(block) < 2:
-            continue
-        texts = [names[i] for i in block]
-        scores = process.cdist(texts, texts, scorer=fuzz.ratio, score_cutoff=cutoff,
-                               dtype=np.uint8, workers=-1)
-        rows, cols = scores.nonzero()
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            if r != c:
-                i, j = sorted((block[r], block[c]))
-                pairs[(i, j)] = int(scores[r, c])
+        if len(block) > 1:
+            for r, c, score in block_scores([names[i] for i in block], cutoff):
+                pairs[(block[r], block[c])] = score
     return [(score, i, j) for (i, j), score in pairs.items()]
 
 
@@ -166,38 +230,18 @@ def cluster(
     accept: Iterable[tuple[str, str]] = (),
     reject: Iterable[tuple[str, str]] = (),
 ) -> Result:
-    """Cluster mentions. `accept`/`reject` are reviewed pairs (IRI, IRI) from a person."""
+    """Cluster mentions in memory. `accept`/`reject` are reviewed pairs (IRI, IRI) from a
+    person."""
     groups, name_sets = _profiles(mentions, thresholds.name_scope)
-    conflict_values = []
-    for group in groups:
-        values: dict[str, set[str]] = defaultdict(set)
-        for kind, value in group[0].keys:
-            if kind in thresholds.conflict_keys:
-                values[kind].add(value)
-        conflict_values.append(values)
-    uf = _Union(conflict_values)
-    result = Result(clusters=[])
     profile_of = {m.iri: i for i, g in enumerate(groups) for m in g}
     rejected = {frozenset((profile_of.get(a), profile_of.get(b))) for a, b in reject}
-
-    def join(a: int, b: int, score: float, method: str, evidence: str) -> None:
-        if uf.find(a) == uf.find(b):
-            return
-        pair_ids = (groups[a][0].iri, groups[b][0].iri)
-        clash = uf.conflict(a, b, thresholds.conflict_keys)
-        if clash or frozenset((a, b)) in rejected:
-            why = clash or "rejected in review"
-            result.refused.append(Pair(a=pair_ids[0], b=pair_ids[1], score=score, method=method,
-                                       evidence=f"{evidence}; refused: {why}", accepted=False))
-            return
-        uf.union(a, b)
-        result.decisions.append(Pair(a=pair_ids[0], b=pair_ids[1], score=score, method=method,
-                                     evidence=evidence, accepted=True))
-
+    resolver = Resolver(thresholds, rejected)
+    for i, group in enumerate(groups):
+        resolver.add(i, group[0].iri, group[0].keys)
     # 1. reviewed acceptances and deterministic keys
     for a, b in sorted(accept):
         if a in profile_of and b in profile_of:
-            join(profile_of[a], profile_of[b], 100.0, "review", "accepted in review")
+            resolver.edge(profile_of[a], profile_of[b], 100.0, "review", "", "")
     atoms: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, group in enumerate(groups):
         for kind, value in group[0].keys:
@@ -205,7 +249,7 @@ def cluster(
                 atoms[(kind, value)].append(i)
     for (kind, value), idx in sorted(atoms.items()):
         for other in idx[1:]:
-            join(idx[0], other, 100.0, f"key:{kind}", f"same {kind} {value}")
+            resolver.edge(idx[0], other, 100.0, f"key:{kind}", value, "")
     # 2. exact normalised names
     by_name: dict[str, list[int]] = defaultdict(list)
     for i, names in enumerate(name_sets):
@@ -213,29 +257,23 @@ def cluster(
             by_name[name].append(i)
     for name, idx in sorted(by_name.items()):
         for other in idx[1:]:
-            join(idx[0], other, 100.0, "exact-name", f"same name {name!r}")
+            resolver.edge(idx[0], other, 100.0, "exact-name", name, "")
     # 3. fuzzy names inside blocks, strongest first; locant/charge differences never auto-merge
     distinct = sorted(by_name)
     fuzzy = (sorted(_fuzzy_pairs(distinct, thresholds.review), key=lambda t: (-t[0], t[1], t[2]))
              if thresholds.name_scope == "global" else [])
     for score, i, j in fuzzy:
-        a, b = by_name[distinct[i]][0], by_name[distinct[j]][0]
-        if uf.find(a) == uf.find(b):
-            continue
-        evidence = f"{distinct[i]!r} ~ {distinct[j]!r}"
-        same_skeleton = locant_signature(distinct[i]) == locant_signature(distinct[j])
-        if score >= thresholds.merge and same_skeleton:
-            join(a, b, score, "fuzzy", evidence)
-        elif frozenset((a, b)) not in rejected and not uf.conflict(a, b, thresholds.conflict_keys):
-            result.grey.append(Pair(a=groups[a][0].iri, b=groups[b][0].iri, score=score,
-                                    method="fuzzy", evidence=evidence, accepted=False))
+        resolver.edge(by_name[distinct[i]][0], by_name[distinct[j]][0], score, "fuzzy",
+                      distinct[i], distinct[j])
     # 4. read out the components
     components: dict[int, list[int]] = defaultdict(list)
     for i in range(len(groups)):
-        components[uf.find(i)].append(i)
+        components[resolver.find(i)].append(i)
+    result = Result(clusters=[], decisions=resolver.decisions, grey=resolver.grey,
+                    refused=resolver.refused)
     for root in sorted(components):
         members = sorted(m.iri for i in components[root] for m in groups[i])
         labels = sorted({lab for i in components[root] for m in groups[i] for lab in m.labels})
-        keys = {k: sorted(v)[0] for k, v in uf.keys[root].items() if v}
+        keys = {k: sorted(v)[0] for k, v in resolver.keys[root].items() if v}
         result.clusters.append(Cluster(members=members, keys=keys, labels=labels))
     return result

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kgctl.dedup.job import run
+from kgctl.dedup.job import AUTO_OUT_OF_CORE, ENGINES, run
+from kgctl.dedup.outofcore import memory_size
 from kgctl.dedup.spec import load_specs, pack_specs
 from kgctl.errors import InputError
 from kgctl.packs import domain_option
@@ -32,10 +33,15 @@ REVIEW_FILE = "dedup-review.csv"
                    "a dry run writes it only when asked].")
 @click.option("--apply-review", "review_in", type=click.Path(path_type=Path, exists=True),
               help="A filled review file: its accept/reject decisions are applied and kept.")
+@click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
+              help="Cluster in memory, or out of core on DuckDB (same clusters); auto: DuckDB "
+                   f"from {AUTO_OUT_OF_CORE:,} mentions of one class.")
+@click.option("--memory-limit", default="2GB", show_default=True, callback=memory_size,
+              help="Memory DuckDB may use before it spills to disk (engine duckdb).")
 @click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry_run, as_json,
-            domain):
+def command(store_path, endpoint, classes, spec_file, review_out, review_in, engine, memory_limit,
+            dry_run, as_json, domain):
     """Deduplicate entities across papers into the dedup graph (owl:sameAs, paper graphs untouched).
 
     Example: kgctl dedup --store kgctl-data/store --dry-run
@@ -56,7 +62,8 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, dry
         specs = [s for s in specs if not classes or s.name in classes]
         with console.status("deduplicating") as status:
             summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
-                            review_out=review_out, progress=status.update, domain=domain)
+                            review_out=review_out, progress=status.update, domain=domain,
+                            engine=engine, memory_limit=memory_limit)
             if not dry_run:
                 rebuild(store, progress=status.update)  # the merged view follows the clusters
     finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, cluster
+from kgctl.dedup.cluster import Cluster, Mention, Pair, Result, Thresholds, cluster
 from kgctl.dedup.keys import NORMALISERS
 from kgctl.dedup.spec import DedupSpec
 from kgctl.errors import InputError
@@ -36,6 +36,8 @@ XSD_DOUBLE = NamedNode("http://www.w3.org/2001/XMLSchema#double")
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
 ALT_NAME_SEPARATOR = ";"
 REVIEW_FIELDS = ("spec", "a", "b", "label_a", "label_b", "score", "evidence", "decision")
+ENGINES = ("auto", "memory", "duckdb")
+AUTO_OUT_OF_CORE = 2_000_000  # mentions of one spec from which `auto` clusters out of core
 
 MENTIONS_QUERY = """
 SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s a ?cls . ?s ?p ?o } }
@@ -121,11 +123,31 @@ def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str,
     return sorted(accept), sorted(reject)
 
 
-def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str]) -> list[str]:
+def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine: str = "auto",
+                     memory_limit: str = "2GB", accept: Iterable[tuple[str, str]] = (),
+                     reject: Iterable[tuple[str, str]] = (),
+                     progress: Callable[[str], None] = lambda _: None) -> Result:
+    """Cluster with the in-memory engine or out of core on DuckDB (same clusters either way);
+    `auto` goes out of core from AUTO_OUT_OF_CORE mentions."""
+    if engine == "duckdb" or (engine == "auto" and len(mentions) >= AUTO_OUT_OF_CORE):
+        from kgctl.dedup.outofcore import OutOfCore  # DuckDB loads only when it is used
+
+        with OutOfCore(memory_limit=memory_limit) as ooc:
+            ooc.add(mentions)
+            ooc.run(thresholds, accept=accept, reject=reject,
+                    progress=lambda phase: progress(f"clustering out of core: {phase}"))
+            return ooc.result()
+    return cluster(mentions, thresholds, accept=accept, reject=reject)
+
+
+def canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str],
+                   used: set[str]) -> list[str]:
     """Reuse an earlier canonical IRI when a member had one; else mint from the strongest key or
-    the most frequent name. Deterministic for the same clusters."""
+    the most frequent name, avoiding the IRIs in `used` (the earlier ones, a set made once per
+    run). Time per cluster is independent of the number of earlier links. Deterministic for the
+    same clusters."""
     taken: set[str] = set()
-    used = set(old.values())  # a set: membership below is tested once per candidate
+    last: dict[str, int] = {}  # base -> the number minted last (all below it are taken)
     out = []
     for c in clusters:
         previous = sorted({old[m] for m in c.members if m in old} - taken)
@@ -134,10 +156,12 @@ def _canonical_iris(spec: DedupSpec, clusters: list[Cluster], old: dict[str, str
         else:
             identity = next((f"{k}-{c.keys[k]}" for k in sorted(c.keys)), None)
             base = f"{ENTITY_BASE}{spec.name}/{slug(identity or (c.labels or c.members)[0])}"
-            iri, n = base, 1
+            n = last.get(base, 1)
+            iri = base if n == 1 else f"{base}-{n}"
             while iri in taken or iri in used:
                 n += 1
                 iri = f"{base}-{n}"
+            last[base] = n
         taken.add(iri)
         out.append(iri)
     return out
@@ -240,9 +264,12 @@ def run(
     review_out: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
     domain: str | Path | None = None,
+    engine: str = "auto",
+    memory_limit: str = "2GB",
 ) -> list[SpecSummary]:
     """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph.
-    Key normalisers: the generic ones plus the domain pack's (default: the default pack)."""
+    Key normalisers: the generic ones plus the domain pack's (default: the default pack);
+    `engine` and `memory_limit` as for `cluster_mentions`."""
     by_name = normalisers(domain)
     if not store.papers():
         raise InputError("the store holds no paper graphs: nothing to deduplicate")
@@ -254,6 +281,7 @@ def run(
         reject += new_reject
         new_reviews = [(p, True) for p in new_accept] + [(p, False) for p in new_reject]
     old = _existing_links(store)
+    used = set(old.values())
     out_quads: list[Quad] = []
     grey: list[tuple[DedupSpec, Pair]] = []
     labels: dict[str, str] = {}
@@ -263,8 +291,10 @@ def run(
         mentions = harvest(store, spec, by_name=by_name)
         labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
         progress(f"clustering {len(mentions)} {spec.name} mentions")
-        result = cluster(mentions, spec.thresholds(), accept=accept, reject=reject)
-        iris = _canonical_iris(spec, result.clusters, old)
+        result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
+                                  memory_limit=memory_limit, accept=accept, reject=reject,
+                                  progress=progress)
+        iris = canonical_iris(spec, result.clusters, old, used)
         out_quads += _output_quads(spec, result, iris)
         grey += [(spec, p) for p in result.grey]
         paper_of = {m.iri: m.paper for m in mentions}

@@ -43,6 +43,7 @@ def name_key(label: str) -> str:
     return text
 
 
+@lru_cache(maxsize=1 << 18)  # a name is compared with many others
 def locant_signature(label: str) -> tuple[str, ...]:
     """Digits and bracketed states of a name: two names that differ here are different entities
     however similar the rest of the spelling is."""

@@ -1,0 +1,212 @@
+"""Out-of-core dedup at scale: synthetic mentions with a chemical-like vocabulary.
+
+    python scripts/bench_dedup_scale.py compare --mentions 1000000 --vocab 100000
+        both engines on the same mentions: time, peak RSS, and whether clusters, merges, review
+        pairs and refusals are identical
+    python scripts/bench_dedup_scale.py scale --mentions 20000000 --vocab 1000000 --memory 2GB
+        writes the mentions to Parquet in batches (one process), then clusters them out of core
+        (another process) and prints its time, peak RSS and memory_limit
+    python scripts/bench_dedup_scale.py incremental --existing 1000000
+        the time to assign canonical IRIs to new clusters against existing links, per new count
+
+The vocabulary: names built from chemical syllables with locants and hydration words; a share of
+chemicals has an isomer twin (another locant: never merged automatically) and a share of
+mentions is misspelt by one letter (merged by the fuzzy step). Keys: a formula (conflict key) on
+every chemical, an InChIKey-like key (merge and conflict key) on 30% of mentions; one chemical
+in a thousand shares a name with another of a different formula (the merge is refused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from kgctl.dedup.cluster import Cluster, Mention, Thresholds, cluster
+from kgctl.dedup.job import ENTITY_BASE, canonical_iris
+from kgctl.dedup.outofcore import OutOfCore
+from kgctl.dedup.spec import DedupSpec
+
+SEED = 11
+THRESHOLDS = Thresholds(merge_keys=("inchikey",), conflict_keys=("formula", "inchikey"))
+PARTS = ("meth", "eth", "prop", "but", "pent", "hex", "hept", "oct", "benz", "pyrid", "imidaz",
+         "thioph", "fur", "pyrrol", "naphth", "anthr", "phen", "tolu", "xyl", "cycl")
+MIDDLES = ("yl", "oxy", "amino", "chloro", "bromo", "fluoro", "nitro", "hydroxy", "carboxy",
+           "formyl", "cyano", "sulfonyl", "acetyl", "methoxy", "ethynyl", "vinyl")
+ENDS = ("ene", "ine", "ole", "ane", "ol", "one", "al", "ate", "ide", "amide", "ic acid",
+        "oate", "ium chloride", "yl nitrate", "amine", "azole")
+VARIANTS = ("{}", "{}", "{} ", "UPPER", "N, N-{}", "TYPO")
+BATCH = 500_000
+
+
+@lru_cache(maxsize=1 << 21)
+def chemical(i: int, vocab: int) -> tuple[str, str, str]:
+    """Name, formula and InChIKey-like key of chemical number i (deterministic)."""
+    rng = random.Random(i * 7919 + vocab)
+    twin = i % 50 == 1  # an isomer of chemical i-1: same name but another locant
+    base = random.Random((i - 1 if twin else i) * 7919 + vocab)
+    body = "".join(base.choice(PARTS) + base.choice(MIDDLES) for _ in range(base.randint(1, 3)))
+    name = f"{rng.randint(1, 6)},{rng.randint(2, 9)}-{body}{base.choice(ENDS)}"
+    if i % 1000 == 7:  # same name as another chemical, different formula: a refused merge
+        name = chemical(i - 1, vocab)[0]
+    formula = f"C{rng.randint(1, 40)}H{rng.randint(1, 60)}N{rng.randint(0, 6)}O{i % 9}"
+    key = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(14))
+    return name, formula, f"{key}-{i:08d}"
+
+
+def mention_rows(n: int, vocab: int, papers: int, start: int = 0):
+    """(iri, paper, label, keys) of mentions start..start+n, streamed: chemicals drawn half
+    Zipf-like, half uniform."""
+    rng = random.Random(SEED + start)
+    for i in range(start, start + n):
+        c = (min(int(rng.paretovariate(1.1)) - 1, vocab - 1) if rng.random() < 0.5
+             else rng.randrange(vocab))
+        name, formula, inchikey = chemical(c, vocab)
+        variant = rng.choice(VARIANTS)
+        if variant == "UPPER":
+            label = name.upper()
+        elif variant == "TYPO" and len(name) > 24:
+            k = rng.randrange(3, len(name))
+            label = name[:k] + name[k + 1:]
+        else:
+            label = variant.replace("TYPO", "{}").format(name)
+        keys = [("formula", formula)] + ([("inchikey", inchikey)] if rng.random() < 0.3 else [])
+        paper = f"p{i % papers}"
+        yield f"https://example.org/{paper}/m{i}", paper, label, keys
+
+
+def mentions(n: int, vocab: int, papers: int) -> list[Mention]:
+    return [Mention(iri=iri, paper=paper, labels=(label,), keys=tuple(keys))
+            for iri, paper, label, keys in mention_rows(n, vocab, papers)]
+
+
+def write_parquet(out: Path, n: int, vocab: int, papers: int) -> None:
+    """The mentions as Parquet files of BATCH rows (constant memory)."""
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    for part, start in enumerate(range(0, n, BATCH)):
+        batch = list(mention_rows(min(BATCH, n - start), vocab, papers, start))
+        rows = {name: np.empty(len(batch), dtype=object) for name in ("iri", "paper", "labels",
+                                                                     "keys")}
+        rows["iri"][:] = [m[0] for m in batch]
+        rows["paper"][:] = [m[1] for m in batch]
+        rows["labels"][:] = [[m[2]] for m in batch]
+        rows["keys"][:] = [[{"kind": k, "value": v} for k, v in m[3]] for m in batch]
+        con.register("rows_in", rows)
+        con.execute(f"COPY (SELECT iri, paper, labels::VARCHAR[] AS labels, "
+                    f"keys::STRUCT(kind VARCHAR, value VARCHAR)[] AS keys FROM rows_in) "
+                    f"TO '{out}/part-{part:04d}.parquet' (FORMAT parquet)")
+        con.unregister("rows_in")
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def compare(args) -> None:
+    ms = mentions(args.mentions, args.vocab, args.papers)
+    t0 = time.perf_counter()
+    mem = cluster(ms, THRESHOLDS)
+    t_mem = time.perf_counter() - t0
+    rss_mem = peak_mib()
+    t0 = time.perf_counter()
+    with OutOfCore(memory_limit=args.memory) as engine:
+        engine.add(ms)
+        engine.run(THRESHOLDS)
+        ooc = engine.result()
+        rounds = engine.rounds
+    t_ooc = time.perf_counter() - t0
+    print(f"{args.mentions} mentions, vocabulary {args.vocab}: {len(mem.clusters)} clusters, "
+          f"{len(mem.decisions)} merges, {len(mem.grey)} for review, {len(mem.refused)} refused")
+    print(f"  memory engine: {t_mem:.1f} s (peak RSS {rss_mem:.0f} MiB after it)")
+    print(f"  duckdb engine: {t_ooc:.1f} s, {rounds} propagation rounds, memory_limit "
+          f"{args.memory}")
+    for what in ("clusters", "decisions", "grey", "refused"):
+        same = getattr(mem, what) == getattr(ooc, what)
+        print(f"  identical {what}: {same} ({len(getattr(ooc, what))})")
+
+
+def scale(args) -> None:
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        data = Path(tmp) / "mentions"
+        t0 = time.perf_counter()
+        gen = subprocess.run([sys.executable, __file__, "_generate", str(data), str(args.mentions),
+                              str(args.vocab), str(args.papers)], check=True)
+        print(f"generated {args.mentions} mentions (vocabulary {args.vocab}) as Parquet in "
+              f"{time.perf_counter() - t0:.0f} s ({gen.returncode})", flush=True)
+        subprocess.run([sys.executable, __file__, "_cluster", str(data), args.memory,
+                        str(Path(tmp) / "engine")], check=True)
+
+
+def _cluster_files(data: str, memory: str, workdir: str) -> None:
+    t0 = time.perf_counter()
+    with OutOfCore(Path(workdir), memory_limit=memory) as engine:
+        engine.add_parquet(f"{data}/*.parquet")
+        n = engine.con.execute("SELECT count(*) FROM mention").fetchall()[0][0]
+        engine.run(THRESHOLDS, progress=lambda phase: print(
+            f"  {time.perf_counter() - t0:6.0f} s  {phase} (peak RSS so far {peak_mib():.0f} MiB)",
+            flush=True))
+        counts = dict(engine.con.execute(
+            "SELECT kind, count(*) FROM decision GROUP BY kind").fetchall())
+        clusters = merged = 0
+        for c in engine.clusters():
+            clusters += 1
+            merged += len(c.members) > 1
+        spilled = sum(f.stat().st_size for f in Path(workdir).rglob("*"))
+    print(f"clustered {n} mentions out of core in {time.perf_counter() - t0:.0f} s: {clusters} "
+          f"clusters ({merged} with more than one mention), {counts.get('decision', 0)} merges, "
+          f"{counts.get('grey', 0)} for review, {counts.get('refused', 0)} refused; "
+          f"{engine.rounds} propagation rounds")
+    print(f"memory_limit {memory}; peak RSS {peak_mib():.0f} MiB; "
+          f"database + spill on disk {spilled / 2**30:.1f} GiB", flush=True)
+
+
+def incremental(args) -> None:
+    """Canonical IRIs of new clusters against earlier links: every new cluster has the name of
+    an earlier entity and shares it with others, so each minted IRI collides and is numbered."""
+    spec = DedupSpec(name="chemical", classes=("https://example.org/C",), labels=())
+    base = f"{ENTITY_BASE}chemical/"
+    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(args.existing)}
+    used = set(old.values())  # made once per run, with the links read from the store
+    print(f"canonical IRIs for new clusters against {args.existing} existing links "
+          f"({len(used)} canonical IRIs)")
+    for n in (500, 2000, 8000, 32000):
+        new = [Cluster(members=[f"https://example.org/new{i}"], keys={},
+                       labels=[f"name {i % (n // 4)}"]) for i in range(n)]
+        t0 = time.perf_counter()
+        canonical_iris(spec, new, old, used)
+        dt = time.perf_counter() - t0
+        print(f"  {n:6} new clusters: {dt * 1000:8.1f} ms ({dt / n * 1e6:.1f} us per cluster)")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_generate":
+        data, n, vocab, papers = sys.argv[2:6]
+        write_parquet(Path(data), int(n), int(vocab), int(papers))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "_cluster":
+        _cluster_files(*sys.argv[2:5])
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=("compare", "scale", "incremental"))
+    parser.add_argument("--mentions", type=int, default=1_000_000)
+    parser.add_argument("--vocab", type=int, default=100_000)
+    parser.add_argument("--papers", type=int, default=100_000)
+    parser.add_argument("--memory", default="2GB", help="DuckDB memory_limit")
+    parser.add_argument("--existing", type=int, default=1_000_000)
+    parser.add_argument("--workdir", default=None, help="where the database and spill go")
+    args = parser.parse_args()
+    {"compare": compare, "scale": scale, "incremental": incremental}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
