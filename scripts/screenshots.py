@@ -33,6 +33,7 @@ from agent_helpers import DATA, FakeLLM, Reply  # noqa: E402
 
 from kgctl.cli import cli  # noqa: E402
 from kgctl.papers.ingest import load_document  # noqa: E402
+from kgctl.service.static_examples import load_examples  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -152,7 +153,8 @@ def shoot_query_page(store: Path, shots: Path) -> list[Path]:
                     written.append(shots / f"{name}.png")
                     page.screenshot(path=str(written[-1]))
 
-                page.select_option("#examples", label=EXAMPLE)
+                page.select_option("#examples", label=next(
+                    e["title"] for e in load_examples() if e["title"].startswith(EXAMPLE)))
                 page.click(".yasqe_queryButton")
                 shot("query_page_example")
                 page.locator("#papers button", has_text="browse").first.click()

@@ -44,8 +44,23 @@ def load_examples(domain: str | Path | None = None) -> list[dict[str, str]]:
 
 @cache
 def ontology_prefixes() -> dict[str, str]:
-    """Prefix -> namespace of the bundled ontologies (loaded once, by the serving process: a
-    query worker answering it first would take seconds)."""
-    from kgctl.ontology import default_ir  # loaded on first use
+    """Prefix -> namespace of the bundled ontologies and of kgctl's own graphs and terms
+    (loaded once, by the serving process: a query worker answering it first would take
+    seconds).
 
-    return dict(default_ir().prefixes)
+    >>> prefixes = ontology_prefixes()
+    >>> prefixes["kgctl"], prefixes["merged"]
+    ('https://w3id.org/kgctl/ns#', 'https://w3id.org/kgctl/merged/')
+    """
+    from kgctl.ontology import default_ir  # loaded on first use
+    from kgctl.ontology.loader import STANDARD_PREFIXES
+    from kgctl.store.iris import PAPER_BASE
+    from kgctl.store.provenance import KG
+    from kgctl.store.views import MERGED_BASE
+
+    # kgctl's terms under a name no ontology is likely to take (`kg:` often is)
+    return {**STANDARD_PREFIXES, "skos": SKOS, "paper": PAPER_BASE, "merged": MERGED_BASE,
+            **default_ir().prefixes, "kgctl": KG}
+
+
+SKOS = "http://www.w3.org/2004/02/skos/core#"  # the merged view's preferred names
