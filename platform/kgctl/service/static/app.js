@@ -101,13 +101,7 @@ async function loadExamples() {
 async function loadPapers() {
   papers = await KgResults.json("/papers");
   const body = $("papers").tBodies[0];
-  if (!papers.length) {
-    const cell = body.insertRow().insertCell();
-    cell.colSpan = 4;
-    cell.className = "empty";
-    cell.textContent = "No papers in this store yet: restart with “kgctl serve --seed” for the " +
-      "demo graphs, or extract papers with “kgctl extract PAPER --store DIR” and serve that store.";
-  }
+  if (!papers.length) KgResults.noPapers(body);
   for (const paper of papers) {
     const row = body.insertRow();
     row.insertCell().textContent = paper.paper;

@@ -241,5 +241,14 @@ LIMIT 100
     }
   }
 
-  return { render, describeQuery, json };
+  /** The empty state of the paper list (table body `body`): how to fill the store. */
+  function noPapers(body) {
+    const cell = body.insertRow().insertCell();
+    cell.colSpan = 4;
+    cell.className = "empty";
+    cell.textContent = "No papers in this store yet: restart with “kgctl serve --seed” for the " +
+      "demo graphs, or extract papers with “kgctl extract PAPER --store DIR” and serve that store.";
+  }
+
+  return { render, describeQuery, json, noPapers };
 })();
