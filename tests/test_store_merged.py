@@ -241,3 +241,12 @@ def test_a_second_pack_declares_its_own_table(tmp_path: Path) -> None:
     rows = list(csv.DictReader(done.output.lstrip("\ufeff").splitlines()))
     assert rows and list(rows[0]) == ["paper", "sentence", "host", "dopant"]
     assert {r["paper"] for r in rows} == {trace.stem} and all(r["host"] for r in rows)
+
+
+def test_query_tools_read_the_view_they_are_given(store: EmbeddedStore) -> None:
+    from kgctl.retrieval.commands import build_engine
+
+    linked = "ASK { ?entity <https://w3id.org/kgctl/ns#canonical> ?identity }"
+    seen = {view: bool(build_engine(store, None, view=view).store.query(linked, union=True))
+            for view in ("merged", "raw")}
+    assert seen == {"merged": True, "raw": False}

@@ -33,17 +33,18 @@ EXPLORE_TOOLS = ("list_templates", "list_classes", "describe_class", "find_entit
 
 
 def build_engine(graph: GraphStore, ir: OntologyIR | None, *, data: tuple[Path, ...] = (),
-                 domain: str | None = None) -> QueryEngine:
+                 domain: str | None = None, view: str = DEFAULT_VIEW) -> QueryEngine:
     """The engine over `graph` with the T-Box `ir` (from --ontology), else the `domain` pack's,
     else the one stored in the graph, else the default pack's when the data uses its classes,
     else none (the schema is then what the data shows). The pack's retrieval templates come
-    with its T-Box; `data` are the files whose declared prefixes name the data's namespaces."""
+    with its T-Box; `data` are the files whose declared prefixes name the data's namespaces;
+    `view` the store view the tools read (merged or raw)."""
     prefixes = declared_prefixes(data)
     pack = load_pack(domain)
     tbox = (ir or (pack_ir(pack.root) if domain is not None else None)
             or stored_tbox(graph, prefixes=prefixes) or pack_if_used(graph, pack_ir(pack.root)))
     templates = pack.part("templates") if tbox is pack_ir(pack.root) else None
-    return QueryEngine(graph, tbox, templates=templates, prefixes=prefixes)
+    return QueryEngine(graph, tbox, templates=templates, prefixes=prefixes, view=view)
 
 
 def pack_if_used(graph: GraphStore, tbox: OntologyIR) -> OntologyIR:
@@ -77,13 +78,17 @@ def command() -> None:
     """
 
 
+view_option = click.option(
+    "--view", type=click.Choice(VIEWS), default=DEFAULT_VIEW, show_default=True,
+    help="merged: paper graphs with the canonical identity of their entities "
+         "(kgctl:canonical); raw: the paper graphs as extracted")
+
+
 @command.command(name="run")
 @click.argument("sparql_file", type=click.Path(path_type=Path))
 @with_store
 @ontology_options
-@click.option("--view", type=click.Choice(VIEWS), default=DEFAULT_VIEW, show_default=True,
-              help="merged: paper graphs with the canonical identity of their entities "
-                   "(kg:canonical); raw: the paper graphs as extracted")
+@view_option
 @click.option("--json", "as_json", is_flag=True, help="rows as JSON")
 def run(sparql_file: Path, store: Path | None, data: tuple[Path, ...], endpoint: str | None,
         view: str, as_json: bool, **options) -> None:
@@ -147,8 +152,9 @@ def _print_rows(solutions: QuerySolutions, *, as_json: bool) -> None:
 @click.option("--template", help="template to start from (default: list the templates)")
 @with_store
 @ontology_options
+@view_option
 def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
-          endpoint: str | None, **options) -> None:
+          endpoint: str | None, view: str, **options) -> None:
     """Build a query step by step: each input line is `tool {json arguments}`; the query id
     is filled in. Rejected steps print their feedback and change nothing. Ends at EOF or `quit`.
     Without --template it prints the templates the graph offers.
@@ -157,15 +163,16 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
     """
     domain = options.pop("domain", None)
     ir = ir_from_options(options)
-    engine = build_engine(open_graph(store, data, endpoint), ir, data=data, domain=domain)
+    engine = build_engine(open_graph(store, data, endpoint), ir, data=data, domain=domain,
+                          view=view)
     if template is None:
         click.echo(engine.list_templates().model_dump_json(indent=2))
         return
-    view = _safe(lambda: engine.new_query(SHELL_SESSION, template))
-    if view is None:
+    started = _safe(lambda: engine.new_query(SHELL_SESSION, template))
+    if started is None:
         raise InputError(f"cannot start from template {template!r}")
-    click.echo(view.sparql)
-    query_id = view.query_id
+    click.echo(started.sparql)
+    query_id = started.query_id
     for line in sys.stdin:
         name, _, raw = line.strip().partition(" ")
         if name in ("", "quit", "exit"):
@@ -193,9 +200,10 @@ def shell(template: str | None, store: Path | None, data: tuple[Path, ...],
 @command.command(name="serve")
 @with_store
 @ontology_options
+@view_option
 @transport_options(DEFAULT_PORT)
-def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, transport: str,
-          host: str, port: int, session_idle: float, **options) -> None:
+def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, view: str,
+          transport: str, host: str, port: int, session_idle: float, **options) -> None:
     """Serve the query-building tools over MCP; the schema and label indexes load in the
     background (data files are read first).
     Over HTTP several clients share it, each session with its own containers (docs/mcp.md).
@@ -211,7 +219,7 @@ def serve(store: Path | None, data: tuple[Path, ...], endpoint: str | None, tran
     load_pack(domain)  # a bad --domain fails here, before serving
     ir = ir_from_options(options)  # and a bad T-Box
     graph = open_graph(store, data, endpoint)  # so does a locked store
-    server = build_server(lambda: build_engine(graph, ir, data=data, domain=domain))
+    server = build_server(lambda: build_engine(graph, ir, data=data, domain=domain, view=view))
     run_server(server, transport=transport, host=host, port=port, session_idle=session_idle)
 
 
