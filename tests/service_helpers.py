@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+import httpx
 from pyoxigraph import Quad, Store
 
 from kgctl.service.config import ServiceConfig
@@ -91,6 +92,21 @@ def live_server(store: ServedStore | Path, config: ServiceConfig | None = None
         server.stop()
         thread.join(STARTUP_S)
         listener.close()
+
+
+PAGE_ROUTES = ("/", "/static/style.css", "/static/results.js", "/static/yasgui-page.js",
+               "/static/yasgui/yasgui.min.js", "/static/yasgui/yasgui.min.css", "/papers",
+               "/prefixes", "/examples.json")
+
+
+def warm_up(url: str, deadline: float) -> None:
+    """Ask for everything the query page loads until each answers: on a busy machine a
+    worker's first requests can take long enough to be answered 503 (server busy)."""
+    for path in PAGE_ROUTES:
+        while (status := httpx.get(url + path, timeout=STARTUP_S).status_code) == 503:
+            assert time.monotonic() < deadline, f"{path} still busy"
+            time.sleep(0.1)
+        assert status == 200, (path, status)
 
 
 def free_port() -> int:

@@ -5,11 +5,19 @@ the editor then names."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import httpx
 import pytest
-from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store
+from service_helpers import (
+    PAPER,
+    PAPER_GRAPH,
+    STARTUP_S,
+    live_server,
+    sample_store,
+    warm_up,
+)
 
 from kgctl.service.app import YASGUI_SCRIPT
 from kgctl.service.static_examples import load_examples
@@ -44,6 +52,7 @@ def test_yasgui_page_runs_examples_offers_fitting_downloads_and_browses() -> Non
             outside: list[str] = []
             page.on("request", lambda r: outside.append(r.url)
                     if not r.url.startswith(url) else None)
+            warm_up(url, time.monotonic() + STARTUP_S)
             page.goto(url + "/")
             expect(page.locator("#default-graph-note")).to_contain_text("union-default-graph")
 

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, Store
-from service_helpers import PAPER, PAPER_GRAPH, free_port
+from service_helpers import PAPER, PAPER_GRAPH, free_port, warm_up
 
 from kgctl.pipeline.demo import bundled_traces
 from kgctl.service.app import YASGUI_SCRIPT
@@ -35,9 +35,6 @@ REFERENCE = "https://w3id.org/kgctl/reference/species/127-09-3"
 INPUT_LABEL = "Sodium acetate"
 BROWSE_ROWS = 100
 TOKEN = "page-test"
-PAGE_ROUTES = ("/", "/static/style.css", "/static/results.js", "/static/yasgui-page.js",
-               "/static/yasgui/yasgui.min.js", "/static/yasgui/yasgui.min.css", "/papers",
-               "/prefixes", "/examples.json")
 # PAPER and three papers that share species with it (the demo seeds all 30; these suffice)
 PAPERS = {PAPER, "10.1021_ic050460z", "10.1021_ja042802q", "10.1039_C5DT04764A"}
 
@@ -68,17 +65,6 @@ def serve(store: Path, port: int) -> subprocess.Popen:
             process.kill()
             raise RuntimeError(f"kgctl serve did not start: {process.stderr.read().decode()}")
         time.sleep(0.1)
-
-
-def warm_up(url: str, deadline: float) -> None:
-    """Ask for everything the page loads until each answers: a worker's first request imports
-    and loads the ontologies' prefixes, and on a busy machine a slow request beyond the long
-    lane is answered 503 (server busy)."""
-    for path in PAGE_ROUTES:
-        while (status := httpx.get(url + path, timeout=STARTUP_S).status_code) == 503:
-            assert time.monotonic() < deadline, f"{path} still busy"
-            time.sleep(0.1)
-        assert status == 200, (path, status)
 
 
 def seeded_store(path: Path) -> str:

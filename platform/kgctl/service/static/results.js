@@ -8,7 +8,7 @@ const KgResults = (() => {
   // an IRI that can be written between < > in a query as it is (results are IRIs already)
   const WRITABLE_IRI = /^[^\s<>"{}|^`\\]+$/;
   const MAX_LOOKUP = 400; // IRIs whose labels and links one lookup asks for
-  const ATTEMPTS = 5; // a busy server answers 503 "retry later"
+  const ATTEMPTS = 10; // a busy server answers 503 "retry later" (waits of 0.2 s to 1.8 s)
   const MAX_EVIDENCE = 4; // evidence links shown per entity
   const XSD = "http://www.w3.org/2001/XMLSchema#";
   const NUMERIC = /#(integer|decimal|double|float|long|int|short|byte|nonNegativeInteger|positiveInteger)$/;
