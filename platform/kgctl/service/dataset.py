@@ -37,9 +37,9 @@ class PaperInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     paper: str
-    graph: str  # what the merged view shows: the merged graph once there is one (store.merged)
+    graph: str
     triples: int
-    raw_graph: str  # the paper graph as extracted
+    merged_graph: str | None  # the identities of its entities, once merged (store.merged)
 
 
 class Dataset:
@@ -131,9 +131,9 @@ class Dataset:
         sizes = {row["g"].value: int(row["n"].value) for row in self._store.query(GRAPH_SIZES)}
         infos = []
         for p in sorted(p for g in sizes if (p := paper_of_graph(g)) is not None):
-            raw, merged = graph_iri(p).value, merged_graph_iri(p).value
-            graph = merged if merged in sizes else raw
-            infos.append(PaperInfo(paper=p, graph=graph, triples=sizes[graph], raw_graph=raw))
+            graph, merged = graph_iri(p).value, merged_graph_iri(p).value
+            infos.append(PaperInfo(paper=p, graph=graph, triples=sizes[graph],
+                                   merged_graph=merged if merged in sizes else None))
         return infos
 
     def has_graph(self, graph: NamedNode | DefaultGraph) -> bool:

@@ -22,12 +22,10 @@ BY_NAME = f"""
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
 SELECT DISTINCT ?g ?x ?own ?identity WHERE {{
-  GRAPH ?g {{
-    ?x rdfs:label|skos:altLabel|skos:prefLabel ?n .
-    OPTIONAL {{ ?x <{CANONICAL.value}> ?own }}
-    BIND(EXISTS {{ ?m <{CANONICAL.value}> ?x }} AS ?identity)
-  }}
+  GRAPH ?g {{ ?x rdfs:label|skos:altLabel|skos:prefLabel ?n }}
   FILTER(isLiteral(?n) && LCASE(STR(?n)) = LCASE(STR(?name)))
+  OPTIONAL {{ GRAPH ?h {{ ?x <{CANONICAL.value}> ?own }} }}
+  BIND(EXISTS {{ GRAPH ?k {{ ?m <{CANONICAL.value}> ?x }} }} AS ?identity)
 }}
 """
 BY_IRI = f"""

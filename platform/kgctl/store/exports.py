@@ -20,7 +20,7 @@ from pyoxigraph import Quad, QuerySolutions, RdfFormat, serialize
 
 from kgctl.errors import InputError
 from kgctl.store.base import GraphStore
-from kgctl.store.iris import provenance_graph_iri
+from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.views import PREFIXES, merged_graph_iri, merged_provenance_iri
 
 GRAPH_QUADS = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -32,9 +32,9 @@ def has_merged(store: GraphStore, paper_id: str) -> bool:
 
 
 def merged_paper(store: GraphStore, paper_id: str, *, format: RdfFormat) -> bytes:
-    """A paper's merged graph; in a dataset format with the identity links' provenance and
-    the paper's own call provenance."""
-    graphs = [merged_graph_iri(paper_id)]
+    """A paper's graph with its merged graph (the identities of its entities); in a dataset
+    format with the identity links' provenance and the paper's own call provenance."""
+    graphs = [graph_iri(paper_id), merged_graph_iri(paper_id)]
     if format.supports_datasets:
         graphs += [merged_provenance_iri(paper_id), provenance_graph_iri(paper_id)]
     quads = [Quad(r["s"], r["p"], r["o"], g) for g in graphs

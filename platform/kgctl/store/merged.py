@@ -4,11 +4,12 @@
 rewritten) and `kgctl dedup` links entities across papers (canonical nodes + owl:sameAs in the
 dedup graph). This module folds both into one identity per entity: the reference entity it is
 grounded to; else the reference entity of a member of its dedup cluster; else its dedup
-canonical node. Each paper gets a merged graph (store.views.merged_graph_iri): its paper graph
-copied unchanged, plus `?entity kg:canonical ?identity` and `?identity skos:prefLabel ?label`
-for each linked entity, and a provenance graph saying which method, with which score, linked
-each entity. The entities keep their own IRIs: an entity of a paper is often one use of a
-thing (an amount in one step), and two uses of one thing must not become one node.
+canonical node. Each paper gets a merged graph (store.views.merged_graph_iri) beside its paper
+graph: `?entity kg:canonical ?identity` and `?identity skos:prefLabel ?label` for each linked
+entity, and a provenance graph saying which method, with which score, linked each entity. The
+paper's facts are not copied, so the union of all graphs holds each fact once. The entities keep
+their own IRIs: an entity of a paper is often one use of a thing (an amount in one step), and
+two uses of one thing must not become one node.
 
 Paper graphs and the dedup graph are read, never written. `kgctl ground`, `kgctl dedup` and
 `kgctl store merge` rebuild the merged graphs of the papers they touch, one transaction per
@@ -188,11 +189,8 @@ def paper_quads(store: GraphStore, pid: str, links: dict[str, Link]
                 ) -> tuple[list[Quad], list[Link]]:
     """The merged graph and its provenance of one paper, and the links they hold."""
     graph, prov = merged_graph_iri(pid), merged_provenance_iri(pid)
-    quads, used = [], {}
-    for t in store.triples(pid):
-        quads.append(Quad(t.subject, t.predicate, t.object, graph))
-        if t.subject.value in links:
-            used[t.subject.value] = links[t.subject.value]
+    quads: list[Quad] = []
+    used = {s: links[s] for t in store.triples(pid) if (s := t.subject.value) in links}
     for link in sorted(used.values(), key=lambda k: k.entity):
         entity, identity = NamedNode(link.entity), NamedNode(link.identity)
         quads += [Quad(entity, CANONICAL, identity, graph),

@@ -5,16 +5,18 @@ and the graphs each view of the store shows.
 ...                   "https://w3id.org/kgctl/paper/p1/provenance", "https://other.org/g"])
 ['p1', 'p2']
 
-Two views (docs/store.md): `raw` shows every graph but the merged ones; `merged` shows each
-paper's merged graph instead of its paper graph (papers not merged yet keep their paper graph)
-and hides the dedup graph, whose links the merged graphs carry. Neither counts a paper twice.
+Two views (docs/store.md): `merged` shows every graph, the paper graphs with each paper's
+merged graph beside it (the identities of its entities, store.merged); `raw` shows every graph
+but the merged ones. A merged graph repeats no fact of its paper graph, so the union of all
+graphs counts nothing twice, and the default view needs no list of graphs (a long one makes
+every pattern of a query look into each listed graph in turn).
 
 >>> graphs = [PAPER_BASE + "p1", PAPER_BASE + "p2", MERGED_BASE + "p1", BASE + "dedup"]
->>> [g.rsplit("kgctl/", 1)[1] for g in view_graphs(graphs, "merged")]
-['merged/p1', 'paper/p2']
+>>> view_graphs(graphs, "merged") is None  # every graph
+True
 >>> [g.rsplit("kgctl/", 1)[1] for g in view_graphs(graphs, "raw")]
 ['dedup', 'paper/p1', 'paper/p2']
->>> view_graphs(graphs[:2], "merged") is None  # nothing merged yet: every graph
+>>> view_graphs(graphs[:2], "raw") is None  # nothing merged yet: every graph
 True
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 from pyoxigraph import NamedNode, RdfFormat
 
 from kgctl.errors import InputError
-from kgctl.store.iris import BASE, PAPER_BASE, graph_iri, paper_of_graph
+from kgctl.store.iris import BASE, PAPER_BASE, paper_of_graph
 from kgctl.store.provenance import KG
 
 PROVENANCE_SUFFIX = "/provenance"
@@ -39,7 +41,7 @@ DEFAULT_VIEW = "merged"
 
 
 def merged_graph_iri(pid: str) -> NamedNode:
-    """The merged graph of one paper (its graph plus the identities of its entities)."""
+    """The merged graph of one paper: the identities of its entities (beside its graph)."""
     return NamedNode(MERGED_BASE + pid)
 
 
@@ -61,14 +63,10 @@ def check_view(view: str) -> str:
 
 def view_graphs(graphs: Iterable[str], view: str) -> list[str] | None:
     """The named graphs `view` shows, sorted; None when it shows all of `graphs`."""
+    if check_view(view) == "merged":
+        return None
     graphs = sorted(set(graphs))
-    if check_view(view) == "raw":
-        shown = [g for g in graphs if not g.startswith(MERGED_BASE)]
-    else:
-        merged = {g[len(MERGED_BASE):] for g in graphs if g.startswith(MERGED_BASE)
-                  and "/" not in g[len(MERGED_BASE):]}
-        hidden = {graph_iri(p).value for p in merged} | ({DEDUP_GRAPH.value} if merged else set())
-        shown = [g for g in graphs if g not in hidden]
+    shown = [g for g in graphs if not g.startswith(MERGED_BASE)]
     return None if len(shown) == len(graphs) else shown
 
 
