@@ -20,9 +20,10 @@ Queries: every ``readout/*.rq`` of the pack (and --query files), and every retri
 the engine offers on the pack's data (one generated per class, the pack's ``.rq`` templates and
 their ``<name>_optional`` twins), rendered as the tools run them but without a row limit. Two
 anchors show the store's own growth: a scan of every triple, and the smallest join (the label
-of every typed node, one index lookup per row). Each point is the best of up to five runs. The growth exponent is
-the least-squares slope of log(seconds) against log(rows); linear is <= about 1.1. Queries under
-10 ms at every size are below the noise floor (fixed costs and timer noise outweigh growth). The
+of every typed node, one index lookup per row). Each point is the best of up to five runs. The
+growth exponent is the least-squares slope of log(seconds) against log(rows); linear is <= about
+1.1. Queries under 10 ms at every size are below the noise floor (fixed costs and timer noise
+outweigh growth). The
 anchors themselves grow with exponents up to about 1.4 (an index lookup costs more as the store
 grows, and more again on a loaded machine), so a query is reported as clearly above linear when
 its exponent is also more than 0.3 above the steeper anchor's of the same table: a quadratic
