@@ -23,11 +23,11 @@ anchors show the store's own growth: a scan of every triple, and the smallest jo
 of every typed node, one index lookup per row). Each point is the best of up to five runs. The
 growth exponent is the least-squares slope of log(seconds) against log(rows); linear is <= about
 1.1. Queries under 10 ms at every size are below the noise floor (fixed costs and timer noise
-outweigh growth). The
-anchors themselves grow with exponents up to about 1.4 (an index lookup costs more as the store
-grows, and more again on a loaded machine), so a query is reported as clearly above linear when
-its exponent is also more than 0.3 above the steeper anchor's of the same table: a quadratic
-shape gives about 2. A query slower than --max-seconds is not run at the larger sizes of that shape.
+outweigh growth). The anchors themselves grow with exponents up to about 1.4 (an index lookup
+costs more as the store grows, and more again on a loaded machine), so a query is reported as
+clearly above linear when its exponent is also more than 0.3 above the steeper anchor's of the
+same table: a quadratic shape gives about 2. A query slower than --max-seconds is not run at
+the larger sizes of that shape.
 
 Usage: python scripts/bench_query_growth.py [--packs mop30,nerre-doping] [--sizes 30,100,300]
        [--triples 2000,5000,10000,20000] [--only NAME,...] [--query NAME=FILE]
