@@ -14,7 +14,9 @@ provenance's call times differ). Shapes:
   ``kgctl eval`` does), templates over the union;
 - stores are in memory, or on disk (RocksDB, as kgctl's store folders) with --on-disk DIR;
 - with --graph-list, also the union given as a list of every named graph (what the store's
-  views pass when they hide a graph, e.g. once papers are merged).
+  views pass when they hide a graph, e.g. once papers are merged);
+- with --one-graph, also the union's triples loaded into the default graph (growth that is the
+  store's size, not its number of graphs).
 
 Queries: every ``readout/*.rq`` of the pack (and --query files), and every retrieval template
 the engine offers on the pack's data (one generated per class, the pack's ``.rq`` templates and
@@ -31,7 +33,7 @@ the larger sizes of that shape.
 
 Usage: python scripts/bench_query_growth.py [--packs mop30,nerre-doping] [--sizes 30,100,300]
        [--triples 2000,5000,10000,20000] [--only NAME,...] [--query NAME=FILE]
-       [--graph-list] [--on-disk DIR] [--max-seconds 10]
+       [--graph-list] [--one-graph] [--on-disk DIR] [--max-seconds 10]
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ ANCHORS = {  # a scan, and the smallest join: one index lookup per row
 # a paper IRI (graph, provenance graph or minted node): the id is the first path segment
 PAPER = re.compile(r"(?<=<" + re.escape(PAPER_BASE) + r")([^/>]+)(?=[/>])")
 PROVENANCE = "/provenance>"
+GRAPH = re.compile(r" <[^>]*> \.$", re.MULTILINE)  # the graph name of an N-Quads line
 UNION = {"use_default_graph_as_union": True}
 
 
@@ -224,6 +227,8 @@ def main() -> None:
     parser.add_argument("--graph-list", action="store_true",
                         help="also run over every named graph given as a list (the store's "
                              "views pass one when they hide a graph)")
+    parser.add_argument("--one-graph", action="store_true",
+                        help="also run over the union's triples loaded into the default graph")
     parser.add_argument("--on-disk", type=Path, metavar="DIR",
                         help="stores on disk in new folders of DIR (default: in memory)")
     args = parser.parse_args()
@@ -254,6 +259,12 @@ def main() -> None:
             listed = [(label, s, {"default_graph": list(s.named_graphs())}) for label, s in stores]
             steep += measure("every named graph given as the default graph (a list)",
                              [(label, s, o, o) for label, s, o in listed], named,
+                             args.max_seconds)
+        if args.one_graph:
+            flat = [(label, loaded(GRAPH.sub(" .", union_corpus(papers, size)), disk))
+                    for (label, _), size in zip(stores, sizes, strict=True)]
+            steep += measure("the same triples in the default graph",
+                             [(label, s, {}, {}) for label, s in flat], named,
                              args.max_seconds)
         del stores
         if targets:
