@@ -53,6 +53,7 @@ from kgctl.agent.aio import run_sync
 from kgctl.agent.replay import replay_traces
 from kgctl.packs import Pack, load_pack
 from kgctl.pipeline.demo import bundled_traces, compile_all
+from kgctl.retrieval.commands import build_engine
 from kgctl.retrieval.engine import QueryEngine
 from kgctl.retrieval.model import SelectQuery
 from kgctl.retrieval.prune import prune
@@ -134,12 +135,11 @@ def loaded(nquads: str, disk: Path | None) -> ox.Store:
 
 def queries(pack: Pack, nquads: str) -> dict[str, str]:
     """{name: SPARQL}: the read-out files and the retrieval templates as the tools run them."""
+    folder = pack.part("readout")
     found = {f"readout/{p.stem}": p.read_text(encoding="utf-8")
-             for p in sorted((pack.part("readout") or pack.root).glob("*.rq"))}
+             for p in (sorted(folder.glob("*.rq")) if folder is not None else ())}
     graph = EmbeddedStore()
     graph.import_data(nquads.encode("utf-8"), format=ox.RdfFormat.N_QUADS)
-    from kgctl.retrieval.commands import build_engine
-
     engine: QueryEngine = build_engine(graph, None, domain=str(pack.root))
     for name, t in sorted(engine.templates.items()):
         query = SelectQuery(prefixes=engine.prefixes, select=tuple(Var(name=v) for v in t.select),
