@@ -1,36 +1,66 @@
-"""A deliberately simple SPARQL endpoint, measured beside `kgctl serve` by bench_service.py.
+"""Deliberately simple SPARQL endpoints, measured beside `kgctl serve` by bench_service.py.
 
-uvicorn (httptools, uvloop) runs kgctl's own ASGI app in one process. Two variants:
-  inline  the app answers queries in the event loop, as any Starlette app would: nothing
-          stops a runaway query and one core serves everything;
-  pool    /query is answered by a ProcessPoolExecutor of N processes, each over the store
-          opened read-only (no writes happen during the benchmark); the rest by the app.
-Neither enforces --timeout (a pool task cannot be stopped once running), which is what the
-serving design of `kgctl serve` adds (docs/service.md).
+uvicorn (httptools, uvloop) runs kgctl's own ASGI app in one process. Three designs:
+  inline     the app answers queries in the event loop, as any Starlette app would: nothing
+             stops a runaway query and one core serves everything;
+  pool       /query is answered by a ProcessPoolExecutor of N processes, each over the store
+             opened read-only (no writes happen during the benchmark); the rest by the app;
+             a pool task cannot be stopped once running, so --timeout is not enforced;
+  pool-kill  each query of /query and /sparql goes to one of N long-lived worker processes
+             over a socket pair; a worker whose query passes --timeout is killed and
+             replaced, and runaways are kept from starving cheap queries as `kgctl serve`
+             does (a short budget, then at most two long queries; docs/service.md).
 
-Run: python scripts/simple_service.py STORE PORT [POOL_PROCESSES]   (0: inline)
+Run: python scripts/simple_service.py STORE PORT [--design D] [--processes N] [--timeout S]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import multiprocessing
+import os
+import resource
+import signal
+import socket
+import struct
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import uvicorn
+import uvloop
 from pyoxigraph import Store
 
-from kgctl.service.app import create_app
-from kgctl.service.asgi import header, respond
-from kgctl.service.config import ServiceConfig
+from kgctl.service.app import MAX_BODY_BYTES, create_app
+from kgctl.service.asgi import BodyTooLarge, Handler, header, read_body, respond
+from kgctl.service.config import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WORKERS,
+    ServiceConfig,
+)
 from kgctl.service.dataset import Dataset
-from kgctl.service.execution import TEXT, HttpProblem, answer
+from kgctl.service.execution import (
+    TEXT,
+    HttpProblem,
+    Limits,
+    QueryRequest,
+    answer,
+    query_timeout,
+)
+from kgctl.service.federation import check_remote
+from kgctl.service.hosts import HostGuard, request_url
 from kgctl.service.protocol import parse_operation
 
-CONFIG = ServiceConfig()
+# not a ServiceConfig: its defaults read the ontologies, and worker processes import this script
+LIMITS = Limits(max_rows=DEFAULT_MAX_ROWS, max_bytes=DEFAULT_MAX_BYTES)
 _dataset: Dataset | None = None
 
 
@@ -45,7 +75,7 @@ def _answer(params: list[tuple[str, str]], accept: str | None) -> tuple[int, str
         operation = parse_operation("GET", None, params, b"", accept=accept)
     except HttpProblem as exc:
         return exc.status, TEXT, f"error: {exc}\n".encode()
-    reply = answer(_dataset, operation, CONFIG.limits)
+    reply = answer(_dataset, operation, LIMITS)
     return reply.status, reply.media_type, reply.body
 
 
@@ -63,16 +93,333 @@ def pooled(app, pool: ProcessPoolExecutor):
     return handle
 
 
+# --- pool-kill ------------------------------------------------------------------------------
+
+SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
+BUSY_BUDGET_S = 0.05  # the same while the long lane is full
+COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
+HTTP_UNAVAILABLE = 503
+CRASHED = (500, "the query worker stopped (out of memory?); narrow the query")
+
+
+@dataclass(eq=False)
+class Job:
+    """A query: waiting for a worker until `deadline`, then running on one since `started`.
+    `task` is the driver's (what to send, where to answer); the pool never looks at it."""
+
+    deadline: float
+    task: Any = None
+    started: float = 0.0
+    cpu_s: float | None = None  # its worker's CPU time at the first tick after it started
+
+
+class Run(NamedTuple):  # send `job` to `worker`
+    worker: Any
+    job: Job
+
+
+class Stop(NamedTuple):  # kill `worker` (None: the job never ran) and answer `job` so
+    worker: Any
+    job: Job
+    status: int
+    message: str
+
+
+class Spawn(NamedTuple):  # start one worker, then tell `ready`
+    pass
+
+
+class Promote(NamedTuple):  # `worker` left the pool to run a long query (lower its priority)
+    worker: Any
+
+
+class Retire(NamedTuple):  # `worker` answered its long query: let it end
+    worker: Any
+
+
+class Pool:
+    """Which worker runs which query, and when one is promoted or stopped: a pure state
+    machine over the clock given to each event and the workers' CPU time (`cpu_s(worker)`).
+
+    `seats` workers run short queries; `spares` more wait ready, so that one killed or
+    promoted is replaced at once (a Spawn makes the next spare). A query past its deadline
+    (counted from its arrival, waiting included) is stopped 503 with its worker. One past
+    SHORT_BUDGET_S whose worker has computed becomes long: the worker leaves the pool and
+    retires after answering; at most `max_long` do, and while they are that many a computing
+    query is stopped 503 "busy" after BUSY_BUDGET_S.
+    """
+
+    def __init__(self, seats: int, spares: int, timeout_s: float, cpu_s, max_long: int = 2):
+        self.seats, self.timeout_s, self.cpu_s, self.max_long = seats, timeout_s, cpu_s, max_long
+        self.starting = seats + spares
+        self.idle: list = []
+        self.short: dict[Any, Job] = {}
+        self.long: dict[Any, Job] = {}
+        self.waiting: deque[Job] = deque()
+
+    def start(self) -> list:
+        return [Spawn()] * self.starting
+
+    def ready(self, worker, now: float) -> list:
+        self.starting -= 1
+        self.idle.append(worker)
+        return self._assign(now)
+
+    def submit(self, job: Job, now: float) -> list:
+        self.waiting.append(job)
+        return self._assign(now)
+
+    def finished(self, worker, now: float) -> list:
+        """`worker` answered its job."""
+        if self.long.pop(worker, None) is not None:
+            return [Retire(worker)]
+        if self.short.pop(worker, None) is None:
+            return []  # stopped already
+        self.idle.append(worker)
+        return self._assign(now)
+
+    def ended(self, worker, now: float) -> list:
+        """`worker`'s process is gone without being stopped (or it retired)."""
+        job = self.long.pop(worker, None)
+        if job is not None:
+            return [Stop(worker, job, *CRASHED)]
+        job = self.short.pop(worker, None)
+        if job is None and worker not in self.idle:
+            return []  # stopped or retired
+        if job is None:
+            self.idle.remove(worker)
+        return ([Stop(worker, job, *CRASHED)] if job else []) + self._replace(now)
+
+    def tick(self, now: float) -> list:
+        actions = [Stop(None, job, HTTP_UNAVAILABLE, str(query_timeout(self.timeout_s)))
+                   for job in self.waiting if now >= job.deadline]
+        self.waiting = deque(job for job in self.waiting if now < job.deadline)
+        for worker, job in list(self.long.items()):
+            if now >= job.deadline:
+                del self.long[worker]
+                actions.append(Stop(worker, job, HTTP_UNAVAILABLE,
+                                    str(query_timeout(self.timeout_s))))
+        for worker, job in list(self.short.items()):
+            if job.cpu_s is None:
+                job.cpu_s = self.cpu_s(worker)
+            full = len(self.long) >= self.max_long
+            if now >= job.deadline:
+                problem = str(query_timeout(self.timeout_s))
+            elif now - job.started >= (BUSY_BUDGET_S if full else SHORT_BUDGET_S) \
+                    and self.cpu_s(worker) - job.cpu_s >= COMPUTING_CPU_S:
+                problem = f"server busy: {self.max_long} long queries are running; retry " \
+                          "later" if full else None
+            else:
+                continue
+            del self.short[worker]
+            if problem is None:
+                self.long[worker] = job
+                actions.append(Promote(worker))
+            else:
+                actions.append(Stop(worker, job, HTTP_UNAVAILABLE, problem))
+            actions += self._replace(now)
+        return actions + self._assign(now)
+
+    def _replace(self, now: float) -> list:
+        self.starting += 1
+        return [Spawn()] + self._assign(now)
+
+    def _assign(self, now: float) -> list:
+        actions = []
+        while self.waiting and self.idle and len(self.short) < self.seats:
+            job, worker = self.waiting.popleft(), self.idle.pop()
+            job.started = now
+            self.short[worker] = job
+            actions.append(Run(worker, job))
+        return actions
+
+
+def work(channel: socket.socket, store: str, limits: Limits, memory_mb: int) -> None:
+    """A worker process: answers the queries its channel brings, one at a time, with kgctl's
+    execution code over the store opened read-only. Ends when the channel closes."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    dataset = Dataset(Store.read_only(store))
+    channel.sendall(b"R")  # ready
+    stream = channel.makefile("rb")
+    while size := stream.read(4):
+        request = QueryRequest.model_validate_json(stream.read(int.from_bytes(size, "big")))
+        reply = answer(dataset, request, limits)
+        head = struct.pack("!IHB", 3 + len(reply.media_type) + len(reply.body), reply.status,
+                           len(reply.media_type))
+        channel.sendall(head + reply.media_type.encode() + reply.body)
+
+
+@dataclass(eq=False)
+class Worker:
+    process: multiprocessing.process.BaseProcess
+    pidfd: int
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    job: Job | None = None
+
+
+class Workers:
+    """Carries out a Pool's decisions on worker processes, forked by multiprocessing's fork
+    server (a zygote that imported pyoxigraph and kgctl once), killed through a pidfd."""
+
+    def __init__(self, store: str, config: ServiceConfig) -> None:
+        self.store, self.config = store, config
+        # as many spares as seats: a burst of runaways has every seat's worker killed at once
+        self.pool = Pool(config.workers, config.workers, config.timeout_s, self._cpu_s,
+                         config.long_queries)
+        self.context = multiprocessing.get_context("forkserver")
+        # a child imports this script again (the fork server does not, CPython 3.11): what the
+        # script imports is imported once, by the fork server
+        self.context.set_forkserver_preload(["kgctl.service.app", "uvicorn", "uvloop"])
+        self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
+        self.ticks = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
+
+    async def start(self) -> None:
+        await asyncio.gather(*(self._spawn() for _ in self.pool.start()))
+        asyncio.create_task(self._watch())
+
+    async def query(self, request: QueryRequest) -> tuple[int, str, bytes]:
+        loop = asyncio.get_running_loop()
+        job = Job(loop.time() + self.config.timeout_s,
+                  (request.model_dump_json().encode(), loop.create_future()))
+        self._do(self.pool.submit(job, loop.time()))
+        return await job.task[1]
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(0.01)
+            self._do(self.pool.tick(loop.time()))
+
+    def _do(self, actions: list) -> None:
+        for action in actions:
+            if isinstance(action, Run):
+                action.worker.job = action.job
+                payload = action.job.task[0]
+                action.worker.writer.write(len(payload).to_bytes(4, "big") + payload)
+            elif isinstance(action, Stop):
+                if action.worker is not None:
+                    with suppress(ProcessLookupError):  # it may have ended meanwhile
+                        signal.pidfd_send_signal(action.worker.pidfd, signal.SIGKILL)
+                if not action.job.task[1].done():
+                    action.job.task[1].set_result((action.status, TEXT,
+                                                   f"error: {action.message}\n".encode()))
+            elif isinstance(action, Spawn):
+                asyncio.create_task(self._spawn())
+            elif isinstance(action, Promote):
+                with suppress(ProcessLookupError):
+                    os.setpriority(os.PRIO_PROCESS, action.worker.process.pid, 10)
+            else:  # Retire
+                action.worker.writer.close()
+
+    async def _spawn(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            ours, theirs = socket.socketpair()
+            process = self.context.Process(target=work, daemon=True, args=(
+                theirs, self.store, self.config.limits, self.config.worker_memory_mb))
+            try:
+                await loop.run_in_executor(self.starter, process.start)
+                theirs.close()
+                reader, writer = await asyncio.open_unix_connection(sock=ours)
+                await reader.readexactly(1)
+                break
+            except (OSError, asyncio.IncompleteReadError) as exc:
+                print(f"error: a query worker did not start ({exc}); retrying", file=sys.stderr)
+                ours.close()
+                theirs.close()
+                await asyncio.sleep(1.0)
+        worker = Worker(process, os.pidfd_open(process.pid), reader, writer)
+        asyncio.create_task(self._serve(worker))
+        self._do(self.pool.ready(worker, loop.time()))
+
+    async def _serve(self, worker: Worker) -> None:
+        """Answer `worker`'s jobs with its replies until its process ends."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                size, status, media = struct.unpack("!IHB", await worker.reader.readexactly(7))
+                reply = await worker.reader.readexactly(size - 3)
+                if worker.job is not None and not worker.job.task[1].done():
+                    worker.job.task[1].set_result((status, reply[:media].decode(),
+                                                   reply[media:]))
+                self._do(self.pool.finished(worker, loop.time()))
+        except (OSError, asyncio.IncompleteReadError):
+            self._do(self.pool.ended(worker, loop.time()))
+        worker.writer.close()
+        os.close(worker.pidfd)
+        await loop.run_in_executor(self.starter, worker.process.join)
+        worker.process.close()
+
+    def _cpu_s(self, worker: Worker) -> float:
+        try:
+            with open(f"/proc/{worker.process.pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / self.ticks
+
+
+def dispatching(app: Handler, workers: Workers, config: ServiceConfig) -> Handler:
+    """`app` with the queries sent to /query and /sparql evaluated by `workers`; anything else
+    (updates, refusals, the service description, other routes) is the app's."""
+
+    async def handle(scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"] not in ("/query", "/sparql") \
+                or scope["method"] not in ("GET", "POST"):
+            return await app(scope, receive, send)
+        try:
+            body = await read_body(receive, MAX_BODY_BYTES) if scope["method"] == "POST" else b""
+        except BodyTooLarge as exc:
+            return await respond(send, 413, TEXT, f"error: {exc}\n".encode())
+        try:
+            operation = parse_operation(
+                scope["method"], header(scope, b"content-type"),
+                parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True),
+                body, accept=header(scope, b"accept"), union=config.union_default,
+                base_iri=config.base_iri or request_url(scope))
+            if isinstance(operation, QueryRequest):
+                check_remote(operation.query, config.allow_service, update=False)
+        except HttpProblem:
+            operation = None
+        if not isinstance(operation, QueryRequest):
+
+            async def again() -> dict:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            return await app(scope, again, send)
+        await respond(send, *await workers.query(operation))
+
+    return HostGuard(handle, allowed=config.allowed_hosts)
+
+
+async def serve_pool_kill(store: str, port: int, config: ServiceConfig) -> None:
+    workers = Workers(store, config)
+    await workers.start()
+    app = create_app(Dataset(Store.read_only(store), Path(store)), config)
+    await uvicorn.Server(uvicorn.Config(
+        dispatching(app, workers, config), host="127.0.0.1", port=port, loop="none",
+        http="httptools", log_level="warning", access_log=False, lifespan="off")).serve()
+
+
 def main() -> None:
-    store, port = sys.argv[1], int(sys.argv[2])
-    processes = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    app = create_app(Dataset(Store.read_only(store), Path(store)), CONFIG)
-    pool = ProcessPoolExecutor(max(processes, 1), get_context("forkserver"),  # not forks of
-                               initializer=_open, initargs=(store,))  # the serving process
-    try:
-        uvicorn.run(pooled(app, pool) if processes else app, host="127.0.0.1", port=port,
-                    loop="uvloop", http="httptools", log_level="warning", access_log=False,
-                    lifespan="off")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("store")
+    parser.add_argument("port", type=int)
+    parser.add_argument("--design", choices=("inline", "pool", "pool-kill"), default="inline")
+    parser.add_argument("--processes", type=int, default=DEFAULT_WORKERS)
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
+    args = parser.parse_args()
+    if args.design == "pool-kill":
+        config = ServiceConfig(workers=args.processes, timeout_s=args.timeout)
+        return uvloop.run(serve_pool_kill(args.store, args.port, config))
+    app = create_app(Dataset(Store.read_only(args.store), Path(args.store)), ServiceConfig())
+    pool = ProcessPoolExecutor(args.processes, multiprocessing.get_context("forkserver"),
+                               initializer=_open, initargs=(args.store,))  # not forks of the
+    try:  # serving process
+        uvicorn.run(pooled(app, pool) if args.design == "pool" else app, host="127.0.0.1",
+                    port=args.port, loop="uvloop", http="httptools", log_level="warning",
+                    access_log=False, lifespan="off")
     finally:
         pool.shutdown(cancel_futures=True)
 
