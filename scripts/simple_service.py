@@ -150,7 +150,8 @@ class Pool:
     """
 
     def __init__(self, seats: int, spares: int, timeout_s: float, cpu_s, max_long: int = 2):
-        self.seats, self.timeout_s, self.cpu_s, self.max_long = seats, timeout_s, cpu_s, max_long
+        self.seats, self.cpu_s, self.max_long = seats, cpu_s, max_long
+        self.timed_out = str(query_timeout(timeout_s))
         self.starting = seats + spares
         self.idle: list = []
         self.short: dict[Any, Job] = {}
@@ -191,20 +192,19 @@ class Pool:
         return ([Stop(worker, job, *CRASHED)] if job else []) + self._replace(now)
 
     def tick(self, now: float) -> list:
-        actions = [Stop(None, job, HTTP_UNAVAILABLE, str(query_timeout(self.timeout_s)))
+        actions = [Stop(None, job, HTTP_UNAVAILABLE, self.timed_out)
                    for job in self.waiting if now >= job.deadline]
         self.waiting = deque(job for job in self.waiting if now < job.deadline)
         for worker, job in list(self.long.items()):
             if now >= job.deadline:
                 del self.long[worker]
-                actions.append(Stop(worker, job, HTTP_UNAVAILABLE,
-                                    str(query_timeout(self.timeout_s))))
+                actions.append(Stop(worker, job, HTTP_UNAVAILABLE, self.timed_out))
         for worker, job in list(self.short.items()):
             if job.cpu_s is None:
                 job.cpu_s = self.cpu_s(worker)
             full = len(self.long) >= self.max_long
             if now >= job.deadline:
-                problem = str(query_timeout(self.timeout_s))
+                problem = self.timed_out
             elif now - job.started >= (BUSY_BUDGET_S if full else SHORT_BUDGET_S) \
                     and self.cpu_s(worker) - job.cpu_s >= COMPUTING_CPU_S:
                 problem = f"server busy: {self.max_long} long queries are running; retry " \
@@ -227,7 +227,11 @@ class Pool:
     def _assign(self, now: float) -> list:
         actions = []
         while self.waiting and self.idle and len(self.short) < self.seats:
-            job, worker = self.waiting.popleft(), self.idle.pop()
+            job = self.waiting.popleft()
+            if now >= job.deadline:  # not run: the next tick would refuse it
+                actions.append(Stop(None, job, HTTP_UNAVAILABLE, self.timed_out))
+                continue
+            worker = self.idle.pop()
             job.started = now
             self.short[worker] = job
             actions.append(Run(worker, job))
