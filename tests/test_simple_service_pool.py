@@ -1,4 +1,4 @@
-"""The decisions of the pool-kill design (scripts/simple_service.py: Pool), with fake workers,
+"""The decisions of the pool-kill design (scripts/pool_decisions.py), with fake workers,
 a fake clock and fake CPU times: which worker runs which query, when one is promoted to the
 long lane, stopped for its deadline or for a full lane, and when a replacement is spawned."""
 
@@ -9,10 +9,10 @@ import random
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "simple_service.py"
-_spec = importlib.util.spec_from_file_location("simple_service", SCRIPT)
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "pool_decisions.py"
+_spec = importlib.util.spec_from_file_location("pool_decisions", SCRIPT)
 service = importlib.util.module_from_spec(_spec)
-sys.modules["simple_service"] = service  # dataclasses look their module up
+sys.modules["pool_decisions"] = service  # dataclasses look their module up
 _spec.loader.exec_module(service)
 Job, Pool, Promote, Retire, Run, Spawn, Stop = (service.Job, service.Pool, service.Promote,
                                                 service.Retire, service.Run, service.Spawn,
