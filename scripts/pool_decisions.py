@@ -62,7 +62,10 @@ class Pool:
     (counted from its arrival, waiting included) is stopped 503 with its worker. One past
     SHORT_BUDGET_S whose worker has computed becomes long: the worker leaves the pool and
     retires after answering; at most `max_long` do, and while they are that many a computing
-    query is stopped 503 "busy" after BUSY_BUDGET_S.
+    query is stopped 503 "busy" after BUSY_BUDGET_S. Queries wait in arrival order, but while
+    the long lane is full the newest runs first: under a burst of runaways a fresh cheap query
+    does not wait for every runaway ahead of it to be stopped in turn (the older ones are
+    refused at their deadline, most without running).
     """
 
     def __init__(self, seats: int, spares: int, timeout_s: float, cpu_s, max_long: int = 2):
@@ -143,7 +146,8 @@ class Pool:
     def _assign(self, now: float) -> list:
         actions = []
         while self.waiting and self.idle and len(self.short) < self.seats:
-            job = self.waiting.popleft()
+            job = self.waiting.pop() if len(self.long) >= self.max_long \
+                else self.waiting.popleft()
             if now >= job.deadline:  # not run: the next tick would refuse it
                 actions.append(Stop(None, job, HTTP_UNAVAILABLE, self.timed_out))
                 continue

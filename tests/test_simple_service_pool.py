@@ -90,9 +90,15 @@ def test_a_computing_query_past_the_short_budget_becomes_long_then_the_lane_fill
     actions = pool.tick(0.32)
     assert actions == [Stop(c, jobs[2], 503, "server busy: 2 long queries are running; retry "
                             "later"), Spawn()]
+    assert runs(pool.submit(Job(0.33 + TIMEOUT_S), 0.33))  # c's seat
+    older, newer = Job(0.34 + TIMEOUT_S), Job(0.4 + TIMEOUT_S)
+    assert pool.submit(older, 0.34) == pool.submit(newer, 0.4) == []  # the seats are taken
+    cpu[d] = 0.1  # the lane is full: stopped "busy", and the newest waiting query runs first
+    actions = pool.tick(0.41)
+    assert actions[0] == Stop(d, jobs[3], 503, "server busy: 2 long queries are running; "
+                              "retry later") and actions[-1].job is newer
+    assert list(pool.waiting) == [older]
     assert pool.finished(a, 0.5) == [Retire(a)]  # the long lane has room again
-    cpu[d] = 0.1
-    assert pool.tick(0.51) == [Promote(d), Spawn()]
 
 
 def test_a_worker_that_dies_has_its_query_answered_500_and_is_replaced():
