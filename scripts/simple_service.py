@@ -25,6 +25,7 @@ import signal
 import socket
 import struct
 import sys
+import traceback
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
@@ -143,7 +144,10 @@ class Workers:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(0.01)
-            self._do(self.pool.tick(loop.time()))
+            try:
+                self._do(self.pool.tick(loop.time()))
+            except Exception:  # a fault of ours: the next ticks must still enforce deadlines
+                traceback.print_exc()
 
     def _do(self, actions: list) -> None:
         for action in actions:
