@@ -9,7 +9,8 @@ uvicorn (httptools, uvloop) runs kgctl's own ASGI app in one process. Three desi
   pool-kill  each query of /query and /sparql goes to one of N long-lived worker processes
              over a socket pair; a worker whose query passes --timeout is killed and
              replaced, and runaways are kept from starving cheap queries as `kgctl serve`
-             does (a short budget, then at most two long queries; docs/service.md).
+             does (a short budget, then at most two long queries; docs/service.md). Its
+             decisions are pool_decisions.py, beside this script.
 
 Run: python scripts/simple_service.py STORE PORT [--design D] [--processes N] [--timeout S]
 """
