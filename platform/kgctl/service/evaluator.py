@@ -22,6 +22,7 @@ import mmap
 import os
 import select
 import socket
+import struct
 import time
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from kgctl.service.app import DIRECT_PATHS, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.exchange import Request, drive, exchange, simple_response
+from kgctl.service.execution import query_timeout
 from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
@@ -43,6 +45,9 @@ VIEW_POLL_S = 0.001
 WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
+SO_TIMESTAMP = 29  # Linux: each peek says when its newest bytes arrived (set on the listener)
+TIMEVAL = struct.Struct("=qq")
+STAMP_SPACE = socket.CMSG_SPACE(TIMEVAL.size)
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_UNAVAILABLE = 503
@@ -108,7 +113,6 @@ class QueryWorker:
     def serve(self) -> None:
         """Serve until the owning process closes the control socket or retires this worker."""
         self._epoll.register(self._control.fileno(), select.EPOLLIN)
-        self._epoll.register(self._listener.fileno(), select.EPOLLIN)
         messages.send(self._control, time.process_time())  # ready; CPU time starting up
         while True:
             for fd, _ in self._epoll.poll(self._next_timer()):
@@ -151,7 +155,9 @@ class QueryWorker:
         if message is None:
             return False
         (kind, value), fds = message
-        if kind == "adopt":
+        if kind == "accept":  # a spare until now
+            self._epoll.register(self._listener.fileno(), select.EPOLLIN)
+        elif kind == "adopt":
             sock = socket.socket(fileno=fds[0])
             sock.setblocking(False)
             ident, waiting, deadline = value
@@ -205,11 +211,12 @@ class QueryWorker:
         """Answer every whole request waiting on `connection`; False once retired."""
         while True:
             try:
-                size = connection.sock.recv_into(self._buffer, 0, socket.MSG_PEEK)
+                size, stamps, _, _ = connection.sock.recvmsg_into(
+                    [self._buffer], STAMP_SPACE, socket.MSG_PEEK)
             except BlockingIOError:
                 return True
             except OSError:
-                size = 0
+                size, stamps = 0, []
             data = self._view[:size].tobytes()
             if not data:
                 self._close(connection)
@@ -233,12 +240,17 @@ class QueryWorker:
             fresh = self._reopen_if_changed()
             connection.sock.recv_into(self._buffer, end)  # now take it off the connection
             connection.framer, connection.continued = Framer(PEEK_BYTES), False
+            since = arrived(stamps)
             connection.waiting = ""
             if not fresh:
                 self._refuse(connection, HTTP_UNAVAILABLE, "the store is being rewritten; "
                              "retry")
                 return True
-            if not self._answer(connection, request):
+            if time.monotonic() - since >= self._config.timeout_s:  # it waited out its time
+                problem = query_timeout(self._config.timeout_s)
+                self._refuse(connection, problem.status, str(problem))
+                return True
+            if not self._answer(connection, request, since):
                 self._close(connection)
             if self._state.retiring():
                 return False
@@ -283,9 +295,9 @@ class QueryWorker:
             self._seen = seen
         return True
 
-    def _answer(self, connection: Connection, request: Request) -> bool:
+    def _answer(self, connection: Connection, request: Request, since: float) -> bool:
         """Answer `request` on `connection`; whether the connection may carry another."""
-        self._state.begin(connection.ident, time.monotonic(), time.process_time())
+        self._state.begin(connection.ident, time.monotonic(), time.process_time(), since)
         answering = exchange(self._app, request, Output(connection.sock, self._state).write)
         try:
             if _path(request.target) in DIRECT_PATHS:
@@ -361,6 +373,17 @@ def wait_writable(sock: socket.socket) -> None:
     poll = select.poll()
     poll.register(sock.fileno(), select.POLLOUT)
     poll.poll()
+
+
+def arrived(stamps: list[tuple[int, int, bytes]]) -> float:
+    """When the bytes just peeked came in (SO_TIMESTAMP of the newest), on the monotonic
+    clock; now if the kernel did not say."""
+    now = time.monotonic()
+    for level, kind, data in stamps:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMP:
+            seconds, micros = TIMEVAL.unpack_from(data)
+            return min(now, now - (time.time() - seconds - micros / 1e6))
+    return now
 
 
 def _path(target: bytes) -> str:

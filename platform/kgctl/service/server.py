@@ -16,6 +16,7 @@ import uvloop
 from kgctl.errors import InputError, StoreError
 from kgctl.service.app import Writer, create_app
 from kgctl.service.config import ServiceConfig
+from kgctl.service.evaluator import SO_TIMESTAMP
 from kgctl.service.room import Clock
 from kgctl.service.spawner import Spawner
 from kgctl.service.store_writer import StoreWriter
@@ -35,6 +36,7 @@ def listen(host: str, port: int) -> socket.socket:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMP, 1)  # a deadline counts from arrival
         sock.bind((host, port))
         sock.listen(BACKLOG)
     except OSError as exc:

@@ -4,14 +4,16 @@ the time), actions out (spawn, order, freeze, kill, retire, thaw, answer, shut, 
 driver (kgctl.service.workers) carries the actions out and reads the workers' states for the
 `Probe`; tests drive it with fake workers and a fake clock.
 
-A request past `timeout_s` is killed with its worker; its other connections move on. A request
+A request past `timeout_s` (counted from when it was awaited, not from when a worker began it)
+is killed with its worker; its other connections move on. A request
 past its short budget that has really computed becomes *long*: its worker retires (a new one
 takes its seat, its other connections move) and answers it alone; at most `max_long` do, past
 that a computing request is stopped 503 at a shorter budget. Every such act waits until the
 worker is frozen and is carried out only if it is still on the same request (the decision
 follows the request, never the worker). A worker stopped by someone else for STOPPED_S is
-killed. A worker that ends is replaced (one that failed to start, after RETRY_S). Connections
-are kept under the descriptor limit (kgctl.service.room).
+killed. With `workers`, one more is kept started as a spare that takes no connections: a
+seat given up is filled by it at once while its replacement starts (one that failed to start,
+after RETRY_S). Connections are kept under the descriptor limit (kgctl.service.room).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as com
 HTTP_REQUEST_TIMEOUT = 408
 CRASHED = HttpProblem(500, "the query worker stopped (out of memory?); narrow the query")
 FULL = HttpProblem(HTTP_REQUEST_TIMEOUT, "request not received in time (the server is full)")
-Busy = tuple[int, float, float, bool]  # connection (0: idle), started, CPU time then, writing
+# connection (0: idle), started, CPU time then, writing, awaited since (its deadline counts from it)
+Busy = tuple[int, float, float, bool, float]
 
 
 class Probe(Protocol):
@@ -113,6 +116,7 @@ class Seat:
     connections: set[int] = field(default_factory=set)
     long: bool = False
     releasing: bool = False
+    spare: bool = False  # started, not yet told to accept connections
     killed: bool = False  # its end is on the way
     stopped_since: float | None = None  # seen stopped (not by us) since then
     problem: HttpProblem = CRASHED  # what its request is answered if it ends
@@ -120,8 +124,9 @@ class Seat:
 
 class Supervisor:
     def __init__(self, probe: Probe, *, max_long: int, timeout_s: float,
-                 waits: dict[str, float], descriptors: int) -> None:
+                 waits: dict[str, float], descriptors: int, workers: int = 0) -> None:
         self._probe, self._max_long, self._timeout_s = probe, max_long, timeout_s
+        self._workers = workers  # how many take connections before one is kept spare (0: none)
         self.seats: dict[int, Seat] = {}
         self.room = Room(waits, descriptors)
         self.homeless: list[int] = []  # connections waiting for a worker to start
@@ -133,8 +138,11 @@ class Supervisor:
     # workers
 
     def started(self, worker: int) -> list[Action]:
-        self.seats[worker] = Seat()
-        actions: list[Action] = []
+        spare = 0 < self._workers <= len(self._pool()) and not self._spares()
+        self.seats[worker] = Seat(spare=spare)
+        if spare:
+            return []
+        actions: list[Action] = [Order(worker, "accept", None)]
         homeless, self.homeless = self.homeless, []
         for ident in homeless:
             self._rehome(ident, actions)
@@ -150,13 +158,15 @@ class Supervisor:
         if seat is None:  # it never started: its start failed
             return []
         actions: list[Action] = []
-        ident, _, _, writing = busy
+        ident, _, _, writing, _ = busy
         if seat.long:
             self.long -= 1
         if self.room.held.get(ident) == worker:
             seat.connections.discard(ident)
             self.room.forget(ident)
             actions.append(Shut(ident) if writing else Answer(ident, seat.problem))
+        if not seat.long and not seat.spare:
+            self._seat_spare(actions)
         for other in sorted(seat.connections):
             self._rehome(other, actions)
         if not seat.long and not self.closing:
@@ -234,11 +244,11 @@ class Supervisor:
         seat = self.seats.get(worker)
         if seat is None or seat.killed or worker in self.acting:
             return
-        ident, started, cpu_s, _ = self._probe.busy(worker)
+        ident, started, cpu_s, _, since = self._probe.busy(worker)
         if not ident:
             return
         elapsed = now - started
-        if elapsed >= self._timeout_s:
+        if now - since >= self._timeout_s:
             self._act(worker, ident, started, query_timeout(self._timeout_s), actions)
         elif seat.long:
             return
@@ -276,6 +286,7 @@ class Supervisor:
         seat.long = True
         self.room.clock((ident, IDLE, 0.0))  # its request came whole: no wait is running
         actions.append(Retire(worker))
+        self._seat_spare(actions)
         for other in sorted(seat.connections - {ident}):
             self._rehome(other, actions)
         return actions + [Thaw(worker), Spawn()]  # its seat in the pool goes to a new worker
@@ -336,4 +347,14 @@ class Supervisor:
 
     def _pool(self) -> list[int]:
         """The workers that take connections."""
-        return [w for w, seat in self.seats.items() if not (seat.long or seat.killed)]
+        return [w for w, seat in self.seats.items()
+                if not (seat.long or seat.killed or seat.spare)]
+
+    def _spares(self) -> list[int]:
+        return [w for w, seat in self.seats.items() if seat.spare and not seat.killed]
+
+    def _seat_spare(self, actions: list[Action]) -> None:
+        """A seat in the pool was given up: the spare takes it (a Spawn replaces the spare)."""
+        for worker in self._spares()[:1]:
+            self.seats[worker].spare = False
+            actions.append(Order(worker, "accept", None))
