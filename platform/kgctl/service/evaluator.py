@@ -1,17 +1,7 @@
-"""The query worker process: accepts connections and answers their requests itself, from a
-read-only view of the store.
-
-Every worker accepts on the service's listening socket (a worker busy with a request does not
-accept, so new connections go to free ones) and tells the owning process of each connection
-it takes, handing it a descriptor of it. A request is taken off its connection only once it is
-whole (until then the worker reads with ``MSG_PEEK``), so the owning process can move a
-connection to another worker at any moment this worker is stopped, with nothing lost. Requests
-that change the store are handed, unread, to the owning process, which holds the writer.
-
-The worker has no timer for its requests: the owning process watches its shared state and
-kills it at the deadline. It reopens its view when the store's change counter moves (a
-RocksDB read-only view is a snapshot taken when it is opened).
-"""
+"""The query worker process: accepts connections and answers their reads itself, from a
+read-only view of the store (docs/service.md, "How queries are stopped"). A request is taken
+off its connection only once whole (until then it is peeked at), so the owning process can
+move a connection at any moment; requests that change the store are handed over unread."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-r"""Where an HTTP/1.1 request ends in the bytes received so far, and the request itself.
-
-A query worker takes a request off its connection only once it is whole (it reads with
-``MSG_PEEK`` until then), so a connection can move to another worker with nothing lost. h11
-delimits the request, fed each new byte once as the peek grows: it says when the head and the
-whole request are there and where they end, and refuses bad chunk sizes, chunk ends, trailers
-and lengths. httptools (llhttp) then reads the delimited request, and refuses what h11 lets
-through but request smuggling relies on (Content-Length beside Transfer-Encoding, folded
-header lines, a repeated Content-Length, bare line feeds).
+r"""Where an HTTP/1.1 request ends in the bytes received so far (h11, fed each new byte once
+as the peek grows), and the request itself (httptools, which also refuses what request
+smuggling relies on): docs/service.md, "HTTP framing".
 
 >>> head = b"POST /q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n"
 >>> framer = Framer(100)

@@ -14,7 +14,7 @@ from pathlib import Path
 import uvloop
 
 from kgctl.errors import InputError, StoreError
-from kgctl.service.app import Writer, create_app
+from kgctl.service.app import create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.evaluator import SO_TIMESTAMP
 from kgctl.service.room import Clock
@@ -26,7 +26,6 @@ from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
 BACKLOG = 2048
-STOP_GRACE_S = 5.0  # how long a stop waits for the writer thread (its write was killed)
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
@@ -81,12 +80,11 @@ class Server:
 
         checkpoints = Checkpoints(views, spawner.block)
 
-        def changed() -> None:  # in the writer thread, after each write
+        def written() -> None:  # after each write
             bump_written(spawner.block)
             checkpoints.changed()
 
-        writer = Writer(on_change=changed)
-        app = create_app(store, self.config, writer)  # it answers writes only
+        app = create_app(store, self.config, written)  # it answers writes only
         tasks: set[asyncio.Task] = set()
 
         def take(clock: Clock, sock: socket.socket) -> None:
@@ -117,5 +115,4 @@ class Server:
             spawner.close()
             checkpoints.close()
             self.write_ended = store.close()  # a write still running is killed, uncommitted
-            writer.close(STOP_GRACE_S)
             views.close()

@@ -1,30 +1,19 @@
-"""The supervisor's decisions over the query workers, apart from processes, sockets and clocks:
-events in (a worker started, said something, ended, was frozen; a tick of the watchdog with
-the time), actions out (spawn, order, freeze, kill, retire, thaw, answer, shut, take). The
-driver (kgctl.service.workers) carries the actions out and reads the workers' states for the
-`Probe`; tests drive it with fake workers and a fake clock.
-
-A request past `timeout_s` (counted from when it was awaited, not from when a worker began it)
-is killed with its worker; its other connections move on. A request
-past its short budget that has really computed becomes *long*: its worker retires (a new one
-takes its seat, its other connections move) and answers it alone; at most `max_long` do, past
-that a computing request is stopped 503 at a shorter budget. Every such act waits until the
-worker is frozen and is carried out only if it is still on the same request (the decision
-follows the request, never the worker). A worker stopped by someone else for STOPPED_S is
-killed. With `workers`, one more is kept started as a spare that takes no connections: a
-seat given up is filled by it at once while its replacement starts (one that failed to start,
-after RETRY_S). Connections are kept under the descriptor limit (kgctl.service.room).
+"""The supervisor's decisions over the query workers, as a pure state machine: events in (a
+worker started, said something, ended, was frozen; a watchdog tick with the time), actions
+out. It has no process, socket or clock of its own (kgctl.service.workers carries the actions
+out); docs/service.md ("How queries are stopped") says what it decides and why.
 """
 
 from __future__ import annotations
 
 import traceback
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
-from kgctl.service.room import IDLE, Clock, Room
+from kgctl.service.room import IDLE, Room
 
 STOPPED_S = 1.0  # a worker stopped this long by someone else is ended
 STOPPED_CHECK_EVERY = 10  # ticks
@@ -49,62 +38,21 @@ class Probe(Protocol):
     def stopped(self, worker: int) -> bool: ...
 
 
-class Spawn(NamedTuple):
-    after_s: float = 0.0
-
-
-class Order(NamedTuple):  # to a worker, with the descriptor of `connection` if one
-    worker: int
-    kind: str
-    value: object
-    connection: int | None = None
-
-
-class Freeze(NamedTuple):  # then tell `frozen` what it is doing
-    worker: int
-
-
-class Kill(NamedTuple):
-    worker: int
-
-
-class Retire(NamedTuple):  # its retire flag, a lower CPU priority
-    worker: int
-
-
-class Thaw(NamedTuple):
-    worker: int
-
-
-class Answer(NamedTuple):  # a last answer on the connection, then end it
-    connection: int
-    problem: HttpProblem
-
-
-class Shut(NamedTuple):  # end the connection for the client too
-    connection: int
-
-
-class Close(NamedTuple):  # the worker closed it: close this process's descriptor
-    connection: int
-
-
-class Take(NamedTuple):  # a write: this process reads and answers it
-    clock: Clock
-
-
-class Full(NamedTuple):  # workers answer new connections 503 while full
-    full: bool
-
-
-class Heartbeat(NamedTuple):  # a watchdog round went through (/healthz reads it)
-    pass
-
-
-class Fault(NamedTuple):  # a step of a round failed (the others went on)
-    error: str
-
-
+# the actions, carried out by the driver
+Spawn = namedtuple("Spawn", "after_s", defaults=(0.0,))
+Order = namedtuple("Order", "worker kind value connection", defaults=(None,))  # with the
+# descriptor of `connection` if one
+Freeze = namedtuple("Freeze", "worker")  # then tell `frozen` what it is doing
+Kill = namedtuple("Kill", "worker")
+Retire = namedtuple("Retire", "worker")  # its retire flag, a lower CPU priority
+Thaw = namedtuple("Thaw", "worker")
+Answer = namedtuple("Answer", "connection problem")  # a last answer, then end the connection
+Shut = namedtuple("Shut", "connection")  # end the connection for the client too
+Close = namedtuple("Close", "connection")  # the worker closed it: close this process's copy
+Take = namedtuple("Take", "clock")  # a write: this process reads and answers it
+Full = namedtuple("Full", "full")  # workers answer new connections 503 while full
+Heartbeat = namedtuple("Heartbeat", "")  # a watchdog round went through (/healthz reads it)
+Fault = namedtuple("Fault", "error")  # a step of a round failed (the others went on)
 Action = (Spawn | Order | Freeze | Kill | Retire | Thaw | Answer | Shut | Close | Take | Full
           | Heartbeat | Fault)
 

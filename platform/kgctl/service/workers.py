@@ -1,13 +1,6 @@
-"""Query worker processes that answer HTTP themselves and can really be stopped: the driver
-of the supervisor's decisions (kgctl.service.supervision).
-
-Workers accept the connections and answer reads in their own process, over a read-only view
-of the store (kgctl.service.evaluator); this process keeps a descriptor of every connection
-and watch over the workers through their shared state. It feeds the supervisor what happens
-(messages of the workers, their ends, a watchdog tick every TICK_S) and carries out what it
-decides: it forks workers (kgctl.service.spawner), sends them orders with connections,
-freezes (SIGSTOP), kills, retires and thaws them, and answers or closes connections.
-"""
+"""The driver of the supervisor's decisions (kgctl.service.supervision): it feeds it what the
+query workers do (their messages and ends, a watchdog tick every TICK_S) and carries out what
+it decides (fork, order, freeze, kill, retire, thaw, answer or close connections)."""
 
 from __future__ import annotations
 

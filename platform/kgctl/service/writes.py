@@ -1,10 +1,6 @@
-"""The owning process's share of the requests: those that change the store.
-
-A query worker hands such a request over unread, with its connection. This process reads it
-(taking exactly that request off the connection, within the header and body timeouts and the
-size bounds), answers it with the app that holds the writer, and gives the connection back to
-a worker.
-"""
+"""The owning process's share of the requests: those that change the store, handed over
+unread by a worker, read here within the timeouts and size bounds, answered, and the
+connection given back."""
 
 from __future__ import annotations
 
