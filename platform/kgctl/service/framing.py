@@ -119,32 +119,6 @@ def request_end(data: bytes, max_bytes: int) -> int | None:
     return Framer(max_bytes).feed(data)
 
 
-def _headed(head: bytes) -> Framer:
-    framer = Framer(PEEK_BYTES)
-    try:
-        framer.feed(head)
-    except TooLarge as exc:
-        if exc.status == HTTP_HEADERS_TOO_LARGE:
-            raise
-    return framer
-
-
-def head_end(data: bytes) -> int | None:
-    """The offset just past the head of the request in `data`, None while it is incomplete."""
-    return _headed(data).head_end
-
-
-def body_length(head: bytes) -> int | None:
-    """The Content-Length of a head; None for a chunked body."""
-    return _headed(head).length
-
-
-def head_fields(head: bytes) -> list[tuple[bytes, bytes]]:
-    """The header fields of a request head (names lower-case), its body not needed."""
-    framer = _headed(head)
-    return list(framer.head.headers) if framer.head is not None else []
-
-
 class _Collector:
     def __init__(self) -> None:
         self.url, self.headers, self.body, self.complete = b"", [], [], False
