@@ -1,11 +1,6 @@
-"""Evaluate one read request under the service's row and byte limits (in a query worker).
-
-A query worker runs this; the time limit is not checked here: the process that owns the
-workers kills one whose query passes its deadline, which stops it wherever it is (inside
-pyoxigraph too). Results are written into a byte-bounded sink, so neither many rows nor a few
-huge ones are ever held whole; solutions too long for their size to bound their row count are
-counted row by row on a second evaluation before a third is written.
-"""
+"""Evaluate one read request under the service's row and byte limits (in a query worker; the
+owning process enforces the time limit by killing the worker). Results are written into a
+byte-bounded sink, so neither many rows nor a few huge ones are ever held whole."""
 
 from __future__ import annotations
 
