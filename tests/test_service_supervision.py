@@ -264,6 +264,19 @@ def test_a_spare_takes_a_seat_given_up_at_once_and_is_replaced():
     assert plan.ended(4, IDLE_BUSY) == [Spawn()]  # a seated worker's end finds no spare
 
 
+def test_connections_already_served_move_first():
+    fake = FakeWorkers()
+    plan = supervisor(fake)
+    for ident in (10, 11, 12):
+        plan.told(1, "opened", (ident, "head", 10.0))
+    plan.told(1, "waiting", (12, IDLE, 80.0))  # its request was answered: a client served
+    fake.busy_of[1] = (10, 0.0, 0.0, False, 0.0)
+    plan.tick(2.0)
+    plan.frozen(1, fake.busy(1))
+    moved = [a.connection for a in plan.ended(1, fake.busy(1)) if isinstance(a, Order)]
+    assert moved == [12, 11]
+
+
 class World:
     """Fake workers that act between the supervisor's steps: they accept connections, read
     orders only while idle, start and end requests, hand writes over, crash; the world

@@ -25,19 +25,18 @@ from kgctl.service.worker_state import bump_written
 from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
-BACKLOG = 2048
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A bound TCP listening socket, or one clear error (port taken, unknown host)."""
+    """A bound TCP socket (it listens once the workers are there), or one clear error (port
+    taken, unknown host)."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMP, 1)  # a deadline counts from arrival
         sock.bind((host, port))
-        sock.listen(BACKLOG)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
@@ -105,7 +104,7 @@ class Server:
                                header_timeout_s=self.config.header_timeout_s,
                                body_timeout_s=self.config.body_timeout_s, take=take)
         try:
-            await workers.start()
+            await workers.start(listener)
             self.started.set()
             await self._stopping.wait()
         finally:

@@ -115,7 +115,7 @@ class Supervisor:
             actions.append(Shut(ident) if writing else Answer(ident, seat.problem))
         if not seat.long and not seat.spare:
             self._seat_spare(actions)
-        for other in sorted(seat.connections):
+        for other in self._served_first(seat.connections):
             self._rehome(other, actions)
         if not seat.long and not self.closing:
             actions.append(Spawn())
@@ -235,7 +235,7 @@ class Supervisor:
         self.room.clock((ident, IDLE, 0.0))  # its request came whole: no wait is running
         actions.append(Retire(worker))
         self._seat_spare(actions)
-        for other in sorted(seat.connections - {ident}):
+        for other in self._served_first(seat.connections - {ident}):
             self._rehome(other, actions)
         return actions + [Thaw(worker), Spawn()]  # its seat in the pool goes to a new worker
 
@@ -292,6 +292,12 @@ class Supervisor:
         self.seats[worker].connections.add(ident)
         actions.append(Order(worker, "adopt", self.room.clocks.get(ident, (ident, IDLE, 0.0)),
                              ident))
+
+    def _served_first(self, connections: set[int]) -> list[int]:
+        """Connections to move, those already served first: a worker begins the request of
+        the first it adopts, so a client is not kept behind a burst of fresh connections."""
+        return sorted(connections, key=lambda c: (self.room.clocks.get(c, (c, IDLE))[1] != IDLE,
+                                                  c))
 
     def _pool(self) -> list[int]:
         """The workers that take connections."""
