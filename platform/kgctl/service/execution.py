@@ -7,9 +7,9 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
 from pyoxigraph import (
     DefaultGraph,
     NamedNode,
@@ -82,16 +82,16 @@ class Sink:
         return b"".join(self._parts)
 
 
-class Limits(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class Limits:
     max_rows: int
     max_bytes: int
 
 
-class QueryRequest(BaseModel):
+@dataclass(frozen=True)
+class QueryRequest:
     """A parsed protocol query: the text, the dataset it runs on and the wanted serialisation."""
 
-    model_config = ConfigDict(frozen=True)
     query: str
     default_graphs: tuple[str, ...] = ()
     named_graphs: tuple[str, ...] = ()
@@ -102,20 +102,20 @@ class QueryRequest(BaseModel):
     view: str = DEFAULT_VIEW  # the ``view`` parameter: merged or raw graphs (store.views)
 
 
-class GraphRequest(BaseModel):
+@dataclass(frozen=True)
+class GraphRequest:
     """A Graph Store Protocol read: one graph (None: the default graph) in a negotiated format."""
 
-    model_config = ConfigDict(frozen=True)
     graph: str | None
     accept: str | None = None
     format: str | None = None
 
 
-class Answer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    status: int = HTTP_OK
+@dataclass(frozen=True)
+class Answer:
     body: bytes
     media_type: str
+    status: int = HTTP_OK
 
 
 def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
