@@ -24,7 +24,7 @@ from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.exchange import Request, drive, exchange, simple_response
 from kgctl.service.execution import query_timeout
-from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse
+from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse, whole
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
 from kgctl.service.worker_state import WorkerState, full, generation, watched, written
@@ -62,7 +62,7 @@ class Connection:
 
     def __init__(self, sock: socket.socket, ident: int, waiting: str, deadline: float) -> None:
         self.sock, self.ident, self.waiting, self.deadline = sock, ident, waiting, deadline
-        self.client, self.server = _peer(sock), _address(sock.getsockname())
+        self.client, self.server = _address(sock, peer=True), _address(sock)
         self.framer = Framer(PEEK_BYTES)  # the request being received
         self.continued = False  # 100 Continue sent for it
         self.timer = 0  # which armed timer is current (older ones are ignored)
@@ -212,11 +212,13 @@ class QueryWorker:
                 self._close(connection)
                 return True
             try:
-                end = self._request_end(connection, data)
+                request = whole(data, client=connection.client, server=connection.server) \
+                    if connection.framer.fresh else None
+                end = size if request is not None else self._request_end(connection, data)
                 if end is None:  # not whole yet (or handed over): wait for more
                     return True
-                request = parse(data[:end], keep_open=True, client=connection.client,
-                                server=connection.server)
+                request = request or parse(data[:end], keep_open=True,
+                                           client=connection.client, server=connection.server)
             except TooLarge as exc:
                 self._refuse(connection, exc.status, str(exc))
                 return True
@@ -380,14 +382,11 @@ def _path(target: bytes) -> str:
     return target.partition(b"?")[0].decode("latin-1")
 
 
-def _peer(sock: socket.socket) -> tuple[str, int] | None:
+def _address(sock: socket.socket, peer: bool = False) -> tuple[str, int] | None:
     try:
-        return _address(sock.getpeername())
+        address = sock.getpeername() if peer else sock.getsockname()
     except OSError:
         return None
-
-
-def _address(address) -> tuple[str, int] | None:
     return (address[0], address[1]) if isinstance(address, tuple) else None
 
 

@@ -58,6 +58,11 @@ class Framer:
         self.end: int | None = None
 
     @property
+    def fresh(self) -> bool:
+        """Whether nothing was fed yet."""
+        return self._fed == 0
+
+    @property
     def expects_continue(self) -> bool:
         """Whether the client waits for ``100 Continue`` before sending its body."""
         return self._h11.they_are_waiting_for_100_continue
@@ -121,7 +126,10 @@ def request_end(data: bytes, max_bytes: int) -> int | None:
 
 class _Collector:
     def __init__(self) -> None:
-        self.url, self.headers, self.body, self.complete = b"", [], [], False
+        self.url, self.headers, self.body, self.begun, self.complete = b"", [], [], 0, False
+
+    def on_message_begin(self) -> None:
+        self.begun += 1
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -149,8 +157,35 @@ def parse(data: bytes, *, keep_open: bool, client=None, server=None) -> Request:
         raise Malformed(str(exc)) from None
     if not collector.complete:
         raise Malformed("incomplete request")
+    return _request(parser, collector, keep_open and parser.should_keep_alive(), client, server)
+
+
+def whole(data: bytes, *, client=None, server=None) -> Request | None:
+    r"""The request in `data` when llhttp reads exactly one there, whole, with nothing begun
+    after it, a head within its bound and a Host header (HTTP/1.1); else None, and a `Framer`
+    delimits it (the common case, one small request per peek, costs no h11 reading).
+
+    >>> whole(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\n").target
+    b'/q'
+    >>> [whole(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\nGET"), whole(b"GET /q HTTP/1.1\r\n\r\n")]
+    [None, None]
+    """
+    if len(data) > MAX_HEAD_BYTES:
+        return None
+    collector = _Collector()
+    parser = httptools.HttpRequestParser(collector)
+    try:
+        parser.feed_data(data)
+    except (httptools.HttpParserError, httptools.HttpParserUpgrade):  # the Framer decides
+        return None
+    if not collector.complete or collector.begun != 1 or (
+            parser.get_http_version() != "1.0" and all(k != b"host" for k, _ in collector.headers)):
+        return None
+    return _request(parser, collector, parser.should_keep_alive(), client, server)
+
+
+def _request(parser, collector: _Collector, keep_alive: bool, client, server) -> Request:
     return Request(method=parser.get_method().decode("latin-1"), target=collector.url,
                    version=parser.get_http_version(), headers=collector.headers,
-                   body=b"".join(collector.body),
-                   keep_alive=keep_open and parser.should_keep_alive(),
+                   body=b"".join(collector.body), keep_alive=keep_alive,
                    client=client, server=server)
