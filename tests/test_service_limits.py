@@ -112,7 +112,8 @@ def test_result_over_the_byte_limit_is_refused(store: Store) -> None:
     """The first 67 MB row already passes the byte limit: refused, the other rows never made."""
     with live_server(sample_store(), ServiceConfig(timeout_s=60, max_bytes=1_000_000)) as base:
         response = httpx.get(f"{base}/query", params={"query": concat_bomb()}, timeout=60)
-    assert response.status_code == 422 and "larger than 1000000 bytes" in response.text
+    assert response.status_code == 422, response.text
+    assert "larger than 1000000 bytes" in response.text
 
 
 def test_graph_download_obeys_the_byte_limit(url: str) -> None:
@@ -409,7 +410,9 @@ def test_a_worker_stopped_by_sigstop_is_replaced_and_its_connections_answered(
             spawner, = (pid for pid in set(descendants(os.getpid())) - before
                         if parent(pid) == os.getpid() and b"spawner" in
                         Path(f"/proc/{pid}/cmdline").read_bytes())
-            worker, = (pid for pid in descendants(spawner) if parent(pid) == spawner)
+            # the worker serving the connection holds one descriptor more than the spare
+            worker = max((pid for pid in descendants(spawner) if parent(pid) == spawner),
+                         key=lambda pid: len(os.listdir(f"/proc/{pid}/fd")))
             started = time.monotonic()
             while b"poll" not in Path(f"/proc/{worker}/wchan").read_bytes():  # idle
                 assert time.monotonic() - started < READ_S
@@ -419,7 +422,9 @@ def test_a_worker_stopped_by_sigstop_is_replaced_and_its_connections_answered(
             started = time.monotonic()
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
             assert time.monotonic() - started < 5.0
-            assert not alive(worker)
+            while alive(worker):  # killed: its connection moved before its exit ended
+                assert time.monotonic() - started < 5.0
+                time.sleep(0.01)
 
 
 def parent(pid: int) -> int:

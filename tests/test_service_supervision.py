@@ -29,7 +29,7 @@ from kgctl.service.supervision import (
 
 WAITS = {"head": 10.0, "body": 30.0}
 TIMEOUT_S = 2.0
-IDLE_BUSY = (0, 0.0, 0.0, False)
+IDLE_BUSY = (0, 0.0, 0.0, False, 0.0)
 
 
 class FakeWorkers:
@@ -55,7 +55,7 @@ def supervisor(fake: FakeWorkers, workers: int = 2, *, max_long: int = 2,
     plan = Supervisor(fake, max_long=max_long, timeout_s=TIMEOUT_S, waits=WAITS,
                       descriptors=descriptors)
     for key in range(1, workers + 1):
-        assert plan.started(key) == []
+        assert plan.started(key) == [Order(key, "accept", None)]
     return plan
 
 
@@ -70,7 +70,7 @@ def test_a_request_past_its_deadline_is_killed_and_its_connections_move_with_the
     plan.told(1, "opened", (11, "head", 10.0))
     plan.told(1, "waiting", (11, "body", 42.0))  # its head came; its body is awaited
     plan.told(2, "opened", (12, IDLE, 0.0))
-    fake.busy_of[1] = (10, 0.0, 0.0, False)
+    fake.busy_of[1] = (10, 0.0, 0.0, False, 0.0)
     assert plan.tick(1.99) == [Heartbeat()]
     assert plan.tick(2.0) == [Freeze(1), Heartbeat()]
     assert plan.tick(2.01) == [Heartbeat()]  # one act at a time
@@ -89,14 +89,14 @@ def test_a_decision_follows_the_request_not_the_worker():
     plan = supervisor(fake)
     for ident in (10, 12):
         plan.told(1, "opened", (ident, "head", 10.0))
-    fake.busy_of[1] = (10, 0.0, 0.0, False)
+    fake.busy_of[1] = (10, 0.0, 0.0, False, 0.0)
     assert Freeze(1) in plan.tick(2.0)
-    fake.busy_of[1] = (12, 1.99, 0.0, False)  # it answered 10 before it stopped
+    fake.busy_of[1] = (12, 1.99, 0.0, False, 1.99)  # it answered 10 before it stopped
     assert plan.frozen(1, fake.busy(1)) == [Thaw(1)]
     assert Freeze(1) not in plan.tick(3.98)
     assert Freeze(1) in plan.tick(3.99)
     # a request about to become long that ends before the freeze gives its lane back
-    fake.busy_of[2], fake.cpu[2] = (20, 5.0, 1.0, False), 2.0
+    fake.busy_of[2], fake.cpu[2] = (20, 5.0, 1.0, False, 5.0), 2.0
     plan.told(2, "opened", (20, "head", 10.0))
     assert Freeze(2) in plan.tick(5.3) and plan.long == 1
     assert plan.frozen(2, IDLE_BUSY) == [Thaw(2)] and plan.long == 0
@@ -107,7 +107,7 @@ def test_a_computing_request_becomes_long_its_worker_retires_and_serves_nothing_
     plan = supervisor(fake, max_long=1)
     for ident in (10, 11, 12):
         plan.told(1, "opened", (ident, "head", 10.0))
-    fake.busy_of[1], fake.cpu[1] = (10, 0.0, 0.5, False), 0.505
+    fake.busy_of[1], fake.cpu[1] = (10, 0.0, 0.5, False, 0.0), 0.505
     assert Freeze(1) not in plan.tick(0.3)  # waiting for a core is not computing
     fake.cpu[1] = 0.6
     assert Freeze(1) in plan.tick(0.3)
@@ -115,11 +115,11 @@ def test_a_computing_request_becomes_long_its_worker_retires_and_serves_nothing_
     assert actions == [Retire(1), Order(2, "adopt", (11, "head", 10.0), 11),
                        Order(2, "adopt", (12, "head", 10.0), 12), Thaw(1), Spawn()]
     assert plan.long == 1
-    assert plan.started(3) == []
+    assert plan.started(3) == [Order(3, "accept", None)]
     assert plan.told(1, "opened", (13, "head", 10.0)) == [
         Order(3, "adopt", (13, "head", 10.0), 13)]  # accepted just before it retired
     # the lane is full: another computing request is stopped at the shorter budget
-    fake.busy_of[2], fake.cpu[2] = (11, 1.0, 0.0, False), 0.02
+    fake.busy_of[2], fake.cpu[2] = (11, 1.0, 0.0, False, 1.0), 0.02
     assert Freeze(2) not in plan.tick(1.04)
     assert Freeze(2) in plan.tick(1.05)
     assert plan.frozen(2, fake.busy(2)) == [Kill(2)]
@@ -136,7 +136,7 @@ def test_a_request_that_took_its_connection_answered_a_writing_worker_is_shut():
     fake = FakeWorkers()
     plan = supervisor(fake)
     plan.told(1, "opened", (10, "head", 10.0))
-    assert plan.ended(1, (10, 0.0, 0.0, True)) == [Shut(10), Spawn()]
+    assert plan.ended(1, (10, 0.0, 0.0, True, 0.0)) == [Shut(10), Spawn()]
 
 
 def test_a_worker_stopped_by_someone_else_is_killed_after_a_second():
@@ -159,7 +159,7 @@ def test_workers_are_replaced_and_a_failed_start_is_tried_again():
     assert plan.ended(1, IDLE_BUSY) == [Spawn()]
     assert plan.homeless == [10]  # no worker to take it yet
     assert plan.start_failed() == [Spawn(1.0)]
-    assert plan.started(2) == [Order(2, "adopt", (10, IDLE, 0.0), 10)]
+    assert plan.started(2) == [Order(2, "accept", None), Order(2, "adopt", (10, IDLE, 0.0), 10)]
     assert plan.ended(99, IDLE_BUSY) == []  # one that never started
     plan.closing = True
     assert plan.ended(2, IDLE_BUSY) == [] and plan.start_failed() == []
@@ -218,12 +218,63 @@ def test_a_failing_step_does_not_stop_deadline_enforcement(monkeypatch: pytest.M
     monkeypatch.setattr(Room, "crowded", broken)
     original = fake.busy
     fake.busy = lambda w: broken() if w == 1 else original(w)  # one worker cannot be read
-    fake.busy_of[2] = (10, 0.0, 0.0, False)
+    fake.busy_of[2] = (10, 0.0, 0.0, False, 0.0)
     for now in (2.0, 2.01):
         actions = plan.tick(now)
         assert Heartbeat() not in actions and sum(isinstance(a, Fault) for a in actions) == 2
     assert kinds(plan.tick(2.0)).count(Freeze) == 0  # already acting on it
-    assert plan.frozen(2, (10, 0.0, 0.0, False)) == [Kill(2)]
+    assert plan.frozen(2, (10, 0.0, 0.0, False, 0.0)) == [Kill(2)]
+
+
+def test_a_deadline_counts_from_arrival_and_the_budgets_from_the_start():
+    fake = FakeWorkers()
+    plan = supervisor(fake)
+    plan.told(1, "opened", (10, "head", 10.0))
+    fake.busy_of[1], fake.cpu[1] = (10, 1.5, 0.0, False, 0.2), 0.5  # it waited 1.3 s
+    assert Freeze(1) not in plan.tick(1.7)  # computing, but within its short budget
+    assert plan.tick(2.2) == [Freeze(1), Heartbeat()] and plan.long == 0
+    (kill,) = plan.frozen(1, fake.busy(1))
+    answer, _ = plan.ended(1, fake.busy(1))
+    assert kill == Kill(1) and "timed out" in str(answer.problem)
+
+
+def test_a_spare_takes_a_seat_given_up_at_once_and_is_replaced():
+    fake = FakeWorkers()
+    plan = Supervisor(fake, max_long=1, timeout_s=TIMEOUT_S, waits=WAITS, descriptors=1024,
+                      workers=2)
+    assert plan.started(1) == [Order(1, "accept", None)]
+    assert plan.started(2) == [Order(2, "accept", None)]
+    assert plan.started(3) == []  # the spare: no connection, no accepting
+    for ident in (10, 11):
+        plan.told(1, "opened", (ident, "head", 10.0))
+    fake.busy_of[1] = (10, 0.0, 0.0, False, 0.0)
+    fake.busy_of[2] = (20, 0.0, 0.0, False, 0.0)
+    assert Freeze(1) in plan.tick(2.0) and plan.frozen(1, fake.busy(1)) == [Kill(1)]
+    assert plan.told(1, "opened", (12, "head", 10.0)) == [
+        Order(2, "adopt", (12, "head", 10.0), 12)]  # not to the spare, not yet told
+    _, accept, adopt, spawn = plan.ended(1, fake.busy(1))
+    assert (accept, adopt, spawn) == (Order(3, "accept", None),
+                                      Order(3, "adopt", (11, "head", 10.0), 11), Spawn())
+    assert plan.started(4) == []  # the next spare
+    # a request that becomes long gives its seat to the spare too
+    fake.busy_of[3], fake.cpu[3] = (11, 2.0, 0.0, False, 2.0), 1.0
+    assert Freeze(3) in plan.tick(2.3)
+    assert plan.frozen(3, fake.busy(3)) == [Retire(3), Order(4, "accept", None), Thaw(3),
+                                            Spawn()]
+    assert plan.ended(4, IDLE_BUSY) == [Spawn()]  # a seated worker's end finds no spare
+
+
+def test_connections_already_served_move_first():
+    fake = FakeWorkers()
+    plan = supervisor(fake)
+    for ident in (10, 11, 12):
+        plan.told(1, "opened", (ident, "head", 10.0))
+    plan.told(1, "waiting", (12, IDLE, 80.0))  # its request was answered: a client served
+    fake.busy_of[1] = (10, 0.0, 0.0, False, 0.0)
+    plan.tick(2.0)
+    plan.frozen(1, fake.busy(1))
+    moved = [a.connection for a in plan.ended(1, fake.busy(1)) if isinstance(a, Order)]
+    assert moved == [12, 11]
 
 
 class World:
@@ -235,7 +286,8 @@ class World:
         self.rng, self.now = random.Random(seed), 0.0
         self.fake = FakeWorkers()
         self.plan = Supervisor(self.fake, max_long=2, timeout_s=TIMEOUT_S, waits=WAITS,
-                               descriptors=300)  # a cap of 44 connections
+                               descriptors=300, workers=2)  # a cap of 44 connections
+        self.accepting: set[int] = set()  # told to accept (not a spare)
         self.serving: dict[int, set[int]] = {}
         self.inbox: dict[int, deque] = {}
         self.retired: set[int] = set()
@@ -302,7 +354,7 @@ class World:
             self.carry_out(self.plan.told(worker, "take", (connection, "body", self.now + 5)))
             return
         self.started[connection] = self.now
-        self.fake.busy_of[worker] = (connection, self.now, self.fake.cpu_s(worker), False)
+        self.fake.busy_of[worker] = (connection, self.now, self.fake.cpu_s(worker), False, self.now)
 
     def finish(self, worker: int) -> None:
         connection = self.fake.busy(worker)[0]
@@ -327,7 +379,9 @@ class World:
         if self.fake.busy(worker)[0] or not self.inbox[worker]:
             return
         order = self.inbox[worker].popleft()
-        if order.kind == "adopt":
+        if order.kind == "accept":
+            self.accepting.add(worker)
+        elif order.kind == "adopt":
             self.serving[worker].add(order.connection)
         elif order.kind == "refuse":
             self.serving[worker].discard(order.value)
@@ -354,7 +408,7 @@ class World:
         choice = rng.random()
         if worker in self.stopped and choice < 0.75:
             return
-        if choice < 0.15 and worker not in self.retired and not self.full:
+        if choice < 0.15 and worker in self.accepting - self.retired and not self.full:
             ident, has_fd = next(self.idents), rng.random() < 0.95
             if has_fd:
                 self.serving[worker].add(ident)
@@ -390,6 +444,11 @@ class World:
         for ident, worker in plan.room.held.items():
             if worker is not None:
                 assert ident in plan.seats[worker].connections
+        for worker, seat in plan.seats.items():
+            if seat.spare:  # it takes no connection before it is told to accept
+                assert not seat.connections and worker not in self.accepting
+                assert not any(o.kind == "accept" for o in self.inbox.get(worker, ()))
+        assert sum(seat.spare and not seat.killed for seat in plan.seats.values()) <= 1
         seen = [c for seat in plan.seats.values() for c in seat.connections]
         assert len(seen) == len(set(seen))
         promoting = sum(1 for _, _, problem in plan.acting.values() if problem is None)

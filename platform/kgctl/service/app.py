@@ -1,20 +1,13 @@
-"""The HTTP service: SPARQL 1.1 Protocol, Graph Store Protocol, paper list and web page.
-
-Routes (the table at the end of `create_app`): ``/query`` and ``/sparql`` (queries; ``/sparql``
-also takes updates by POST; a bare GET answers the service description), ``/update``,
-``/store`` (Graph Store Protocol, ``?graph=`` or ``?default``; ``/store/...`` identifies a
-graph by its own URL), ``/papers`` and ``/prefixes`` (JSON), ``/healthz``, ``/`` (page) and
-``/static/*``.
-Each query worker (kgctl.service.workers) runs this app over a read-only view and answers the
-reads; the owning process runs it with the writer and answers the writes, one at a time.
-"""
+"""The HTTP service (the routes: docs/service.md). Each query worker runs this app over a
+read-only view and answers the reads; the owning process runs it with the writer process's
+dataset and answers the writes."""
 
 from __future__ import annotations
 
 import asyncio
 import hmac
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -79,44 +72,13 @@ MAX_BODY_BYTES = 1_000_000
 DIRECT_PATHS = frozenset({"/query", "/sparql", "/update"})
 
 
-class Writer:
-    """The owning process's one writer thread; `on_change` runs in it after every write (query
-    workers must reopen their view)."""
-
-    def __init__(self, on_change: Callable[[], None]) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgctl-update")
-        self._on_change = on_change
-        self._running: Future | None = None
-
-    async def run(self, change: Callable[[], T]) -> T:
-        self._running = self._pool.submit(self._apply, change)
-        return await asyncio.wrap_future(self._running)
-
-    def _apply(self, change: Callable[[], T]) -> T:
-        try:
-            return change()
-        finally:
-            self._on_change()
-
-    def close(self, grace_s: float) -> bool:
-        """Stop taking writes; whether the one running (if any) ended within `grace_s` (if
-        not, the process may exit under it: its transaction is then not committed)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._running is not None:
-            try:
-                self._running.exception(timeout=grace_s)
-            except TimeoutError:
-                return False
-        self._pool.shutdown(wait=True)
-        return True
-
-
 class Service:
-    """What the request handlers share: the dataset, the config and, in the owning process,
-    the writer. Reads run in the process that answers the request (a query worker)."""
+    """What the request handlers share: the dataset, the config and, in the owning process
+    (whose dataset writes through the writer process), `written` to call after each write."""
 
-    def __init__(self, dataset: Dataset, config: ServiceConfig, writer: Writer | None) -> None:
-        self.dataset, self.config, self._writer = dataset, config, writer
+    def __init__(self, dataset: Dataset, config: ServiceConfig,
+                 written: Callable[[], None] | None) -> None:
+        self.dataset, self.config, self._written = dataset, config, written
 
     def read(self, request: QueryRequest | GraphRequest) -> Response:
         reply = answer(self.dataset, request, self.config.limits)
@@ -126,17 +88,19 @@ class Service:
         authorise(header(scope, b"authorization"), self.config.update_token)
 
     async def write(self, scope: Scope, change: Callable[[], T]) -> T:
-        """Run `change` in the writer thread once the bearer token is checked; readers see it
-        from their next request on."""
+        """Run `change` in a thread once the bearer token is checked (the writer process
+        takes one write at a time); readers see it from their next request on."""
         self.authorise(scope)
-        if self._writer is None:
+        if self._written is None:
             raise HttpProblem(HTTP_SERVER_ERROR, "writes are made by the owning process only")
         try:
-            return await self._writer.run(change)
+            return await asyncio.to_thread(change)
         except SyntaxError as exc:
             raise HttpProblem(HTTP_BAD_REQUEST, f"invalid input: {exc}") from None
         except StoreError as exc:
             raise HttpProblem(HTTP_SERVER_ERROR, str(exc)) from None
+        finally:
+            self._written()
 
     async def body(self, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
         """The request body (already received whole, within the body timeout), 413 past
@@ -151,12 +115,13 @@ class Service:
         return self.config.base_iri or request_url(scope)
 
 
-def create_app(dataset: Dataset, config: ServiceConfig, writer: Writer | None = None,
+def create_app(dataset: Dataset, config: ServiceConfig,
+               written: Callable[[], None] | None = None,
                healthy: Callable[[], bool] = lambda: True) -> Handler:
-    """The ASGI application serving `dataset`: in each query worker without a `writer` (it
-    answers the reads), in the owning process with one (it answers what workers hand over:
-    the requests that change the store). `/healthz` says ok while `healthy()`."""
-    service = Service(dataset, config, writer)
+    """The ASGI application serving `dataset`: in each query worker (it answers the reads),
+    and in the owning process with `written` (it answers what workers hand over: the
+    requests that change the store). `/healthz` says ok while `healthy()`."""
+    service = Service(dataset, config, written)
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +41,6 @@ class ServiceConfig(BaseModel):
     examples: tuple[dict[str, str], ...] = Field(default_factory=lambda: tuple(load_examples()))
     prefixes: dict[str, str] = Field(default_factory=ontology_prefixes)  # the ontologies'
 
-    @property
+    @cached_property
     def limits(self) -> Limits:
         return Limits(max_rows=self.max_rows, max_bytes=self.max_bytes)

@@ -2,8 +2,7 @@
 
 The service needs SPARQL 1.1 Protocol dataset selection (several default graphs, a restricted
 set of named graphs), which the per-paper GraphStore contract does not offer, so it holds the
-pyoxigraph store itself. Reads run concurrently on snapshots; writes (SPARQL Update through the
-token-protected endpoint) are serialised by one lock and are atomic.
+pyoxigraph store itself. Writes come one at a time (the writer process), each atomic.
 
 >>> from pyoxigraph import Store
 >>> data = Dataset(Store())
@@ -16,7 +15,6 @@ token-protected endpoint) are serialised by one lock and are atomic.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -47,7 +45,7 @@ class Dataset:
 
     def __init__(self, store: Store, path: Path | None = None) -> None:
         self._store, self._path = store, path
-        self._write_lock = threading.Lock()
+        self._views: dict[str, list[NamedNode] | None] = {}  # the graphs each view shows
 
     @classmethod
     def open(cls, path: Path) -> Dataset:
@@ -73,11 +71,10 @@ class Dataset:
         """Run a query; explicit default graphs win over `union`. SyntaxError on a bad query.
         Without explicit graphs, `view` (store.views) limits the named graphs and the union."""
         if view is not None and not default_graphs and not named_graphs:
-            shown = view_graphs((g.value for g in self._store.named_graphs()
-                                 if isinstance(g, NamedNode)), view)
+            shown = self._view(view)
             if shown is not None:
-                named_graphs = [NamedNode(g) for g in shown]
-                default_graphs = named_graphs if union else ()
+                named_graphs = shown
+                default_graphs = shown if union else ()
         options: dict = {"base_iri": base_iri}
         if default_graphs:
             options["default_graph"] = list(default_graphs)
@@ -87,13 +84,21 @@ class Dataset:
             options["named_graphs"] = list(named_graphs)
         return self._store.query(sparql, **options)
 
+    def _view(self, view: str) -> list[NamedNode] | None:
+        """The named graphs `view` shows (None: all), listed once until the next write."""
+        if view not in self._views:
+            shown = view_graphs((g.value for g in self._store.named_graphs()
+                                 if isinstance(g, NamedNode)), view)
+            self._views[view] = None if shown is None else [NamedNode(g) for g in shown]
+        return self._views[view]
+
     def update(self, sparql: str, *, base_iri: str | None = None) -> None:
         """One SPARQL Update, applied atomically (SyntaxError on a bad update)."""
-        with self._write_lock:
-            try:
-                self._store.update(sparql, base_iri=base_iri)
-            except OSError as exc:
-                raise StoreError(f"update failed, nothing written: {exc}") from None
+        self._views.clear()
+        try:
+            self._store.update(sparql, base_iri=base_iri)
+        except OSError as exc:
+            raise StoreError(f"update failed, nothing written: {exc}") from None
 
     def backup(self, target: Path) -> None:
         """A consistent copy of the store in the new directory `target` (hard links; writes
@@ -107,25 +112,25 @@ class Dataset:
         write; True when the graph was new. SyntaxError on bad data (nothing is written)."""
         quads = [Quad(q.subject, q.predicate, q.object, graph) for fmt, data in documents
                  for q in parse(data, format=fmt, base_iri=base_iri, without_named_graphs=True)]
-        with self._write_lock:
-            created = not self.has_graph(graph)
-            if replace and not created:
-                self._store.clear_graph(graph)
-            self._store.extend(quads)
-            if isinstance(graph, NamedNode):
-                self._store.add_graph(graph)
+        self._views.clear()
+        created = not self.has_graph(graph)
+        if replace and not created:
+            self._store.clear_graph(graph)
+        self._store.extend(quads)
+        if isinstance(graph, NamedNode):
+            self._store.add_graph(graph)
         return created
 
     def delete_graph(self, graph: NamedNode | DefaultGraph) -> bool:
         """Graph Store Protocol DELETE: False when there was no such graph."""
-        with self._write_lock:
-            if isinstance(graph, DefaultGraph):
-                self._store.clear_graph(graph)
-                return True
-            if not self._store.contains_named_graph(graph):
-                return False
+        self._views.clear()
+        if isinstance(graph, DefaultGraph):
+            self._store.clear_graph(graph)
+        elif self._store.contains_named_graph(graph):
             self._store.remove_graph(graph)
-            return True
+        else:
+            return False
+        return True
 
     def papers(self) -> list[PaperInfo]:
         sizes = {row["g"].value: int(row["n"].value) for row in self._store.query(GRAPH_SIZES)}
@@ -145,9 +150,9 @@ class Dataset:
     def load(self, quads: Sequence[Quad], *, replace: bool = False) -> None:
         """Add quads in one transaction (used to build demo and benchmark stores); with
         `replace`, the graphs they belong to are emptied first (seeding twice is idempotent)."""
-        with self._write_lock:
-            if replace:
-                for graph in {q.graph_name for q in quads}:
-                    if isinstance(graph, NamedNode) and self._store.contains_named_graph(graph):
-                        self._store.remove_graph(graph)
-            self._store.extend(quads)
+        self._views.clear()
+        if replace:
+            for graph in {q.graph_name for q in quads}:
+                if isinstance(graph, NamedNode) and self._store.contains_named_graph(graph):
+                    self._store.remove_graph(graph)
+        self._store.extend(quads)

@@ -1,17 +1,7 @@
-"""The query worker process: accepts connections and answers their requests itself, from a
-read-only view of the store.
-
-Every worker accepts on the service's listening socket (a worker busy with a request does not
-accept, so new connections go to free ones) and tells the owning process of each connection
-it takes, handing it a descriptor of it. A request is taken off its connection only once it is
-whole (until then the worker reads with ``MSG_PEEK``), so the owning process can move a
-connection to another worker at any moment this worker is stopped, with nothing lost. Requests
-that change the store are handed, unread, to the owning process, which holds the writer.
-
-The worker has no timer for its requests: the owning process watches its shared state and
-kills it at the deadline. It reopens its view when the store's change counter moves (a
-RocksDB read-only view is a snapshot taken when it is opened).
-"""
+"""The query worker process: accepts connections and answers their reads itself, from a
+read-only view of the store (docs/service.md, "How queries are stopped"). A request is taken
+off its connection only once whole (until then it is peeked at), so the owning process can
+move a connection at any moment; requests that change the store are handed over unread."""
 
 from __future__ import annotations
 
@@ -22,6 +12,7 @@ import mmap
 import os
 import select
 import socket
+import struct
 import time
 from pathlib import Path
 
@@ -32,7 +23,8 @@ from kgctl.service.app import DIRECT_PATHS, create_app
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.exchange import Request, drive, exchange, simple_response
-from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse
+from kgctl.service.execution import query_timeout
+from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse, whole
 from kgctl.service.protocol import may_write, needs_writer
 from kgctl.service.views import view_path
 from kgctl.service.worker_state import WorkerState, full, generation, watched, written
@@ -43,6 +35,9 @@ VIEW_POLL_S = 0.001
 WATCH_STALE_S = 2.0  # /healthz fails when the watchdog's last round is older
 KEEP_ALIVE_S = 75.0  # pooling clients (SPARQLWrapper, httpx) must not race an idle close
 WATCH = select.EPOLLIN | select.EPOLLET | select.EPOLLRDHUP
+SO_TIMESTAMP = 29  # Linux: each peek says when its newest bytes arrived (set on the listener)
+TIMEVAL = struct.Struct("=qq")
+STAMP_SPACE = socket.CMSG_SPACE(TIMEVAL.size)
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_UNAVAILABLE = 503
@@ -67,7 +62,7 @@ class Connection:
 
     def __init__(self, sock: socket.socket, ident: int, waiting: str, deadline: float) -> None:
         self.sock, self.ident, self.waiting, self.deadline = sock, ident, waiting, deadline
-        self.client, self.server = _peer(sock), _address(sock.getsockname())
+        self.client, self.server = _address(sock, peer=True), _address(sock)
         self.framer = Framer(PEEK_BYTES)  # the request being received
         self.continued = False  # 100 Continue sent for it
         self.timer = 0  # which armed timer is current (older ones are ignored)
@@ -108,7 +103,6 @@ class QueryWorker:
     def serve(self) -> None:
         """Serve until the owning process closes the control socket or retires this worker."""
         self._epoll.register(self._control.fileno(), select.EPOLLIN)
-        self._epoll.register(self._listener.fileno(), select.EPOLLIN)
         messages.send(self._control, time.process_time())  # ready; CPU time starting up
         while True:
             for fd, _ in self._epoll.poll(self._next_timer()):
@@ -151,7 +145,9 @@ class QueryWorker:
         if message is None:
             return False
         (kind, value), fds = message
-        if kind == "adopt":
+        if kind == "accept":  # a spare until now
+            self._epoll.register(self._listener.fileno(), select.EPOLLIN)
+        elif kind == "adopt":
             sock = socket.socket(fileno=fds[0])
             sock.setblocking(False)
             ident, waiting, deadline = value
@@ -205,21 +201,24 @@ class QueryWorker:
         """Answer every whole request waiting on `connection`; False once retired."""
         while True:
             try:
-                size = connection.sock.recv_into(self._buffer, 0, socket.MSG_PEEK)
+                size, stamps, _, _ = connection.sock.recvmsg_into(
+                    [self._buffer], STAMP_SPACE, socket.MSG_PEEK)
             except BlockingIOError:
                 return True
             except OSError:
-                size = 0
+                size, stamps = 0, []
             data = self._view[:size].tobytes()
             if not data:
                 self._close(connection)
                 return True
             try:
-                end = self._request_end(connection, data)
+                request = whole(data, client=connection.client, server=connection.server) \
+                    if connection.framer.fresh else None
+                end = size if request is not None else self._request_end(connection, data)
                 if end is None:  # not whole yet (or handed over): wait for more
                     return True
-                request = parse(data[:end], keep_open=True, client=connection.client,
-                                server=connection.server)
+                request = request or parse(data[:end], keep_open=True,
+                                           client=connection.client, server=connection.server)
             except TooLarge as exc:
                 self._refuse(connection, exc.status, str(exc))
                 return True
@@ -233,12 +232,17 @@ class QueryWorker:
             fresh = self._reopen_if_changed()
             connection.sock.recv_into(self._buffer, end)  # now take it off the connection
             connection.framer, connection.continued = Framer(PEEK_BYTES), False
+            since = arrived(stamps)
             connection.waiting = ""
             if not fresh:
                 self._refuse(connection, HTTP_UNAVAILABLE, "the store is being rewritten; "
                              "retry")
                 return True
-            if not self._answer(connection, request):
+            if time.monotonic() - since >= self._config.timeout_s:  # it waited out its time
+                problem = query_timeout(self._config.timeout_s)
+                self._refuse(connection, problem.status, str(problem))
+                return True
+            if not self._answer(connection, request, since):
                 self._close(connection)
             if self._state.retiring():
                 return False
@@ -283,9 +287,9 @@ class QueryWorker:
             self._seen = seen
         return True
 
-    def _answer(self, connection: Connection, request: Request) -> bool:
+    def _answer(self, connection: Connection, request: Request, since: float) -> bool:
         """Answer `request` on `connection`; whether the connection may carry another."""
-        self._state.begin(connection.ident, time.monotonic(), time.process_time())
+        self._state.begin(connection.ident, time.monotonic(), time.process_time(), since)
         answering = exchange(self._app, request, Output(connection.sock, self._state).write)
         try:
             if _path(request.target) in DIRECT_PATHS:
@@ -363,18 +367,26 @@ def wait_writable(sock: socket.socket) -> None:
     poll.poll()
 
 
+def arrived(stamps: list[tuple[int, int, bytes]]) -> float:
+    """When the bytes just peeked came in (SO_TIMESTAMP of the newest), on the monotonic
+    clock; now if the kernel did not say."""
+    now = time.monotonic()
+    for level, kind, data in stamps:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMP:
+            seconds, micros = TIMEVAL.unpack_from(data)
+            return min(now, now - (time.time() - seconds - micros / 1e6))
+    return now
+
+
 def _path(target: bytes) -> str:
     return target.partition(b"?")[0].decode("latin-1")
 
 
-def _peer(sock: socket.socket) -> tuple[str, int] | None:
+def _address(sock: socket.socket, peer: bool = False) -> tuple[str, int] | None:
     try:
-        return _address(sock.getpeername())
+        address = sock.getpeername() if peer else sock.getsockname()
     except OSError:
         return None
-
-
-def _address(address) -> tuple[str, int] | None:
     return (address[0], address[1]) if isinstance(address, tuple) else None
 
 

@@ -1,7 +1,5 @@
-"""One HTTP/1.1 exchange: an ASGI app answers one complete request, the response is framed
-and handed to a write function (a worker's blocking socket, or the owning process's transport).
-
-The request arrives whole (the front door read it), so ``receive`` has nothing to wait for.
+"""One HTTP/1.1 exchange: an ASGI app answers one complete request (``receive`` has nothing
+to wait for), the response is framed and handed to a write function.
 
 >>> request = Request(method="HEAD", target=b"/x?a=1", version="1.1",
 ...                   headers=[(b"host", b"h")], body=b"", keep_alive=True)

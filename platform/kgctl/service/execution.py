@@ -1,20 +1,15 @@
-"""Evaluate one read request under the service's row and byte limits (in a query worker).
-
-A query worker runs this; the time limit is not checked here: the process that owns the
-workers kills one whose query passes its deadline, which stops it wherever it is (inside
-pyoxigraph too). Results are written into a byte-bounded sink, so neither many rows nor a few
-huge ones are ever held whole; solutions too long for their size to bound their row count are
-counted row by row on a second evaluation before a third is written.
-"""
+"""Evaluate one read request under the service's row and byte limits (in a query worker; the
+owning process enforces the time limit by killing the worker). Results are written into a
+byte-bounded sink, so neither many rows nor a few huge ones are ever held whole."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
 from pyoxigraph import (
     DefaultGraph,
     NamedNode,
@@ -87,16 +82,16 @@ class Sink:
         return b"".join(self._parts)
 
 
-class Limits(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class Limits:
     max_rows: int
     max_bytes: int
 
 
-class QueryRequest(BaseModel):
+@dataclass(frozen=True)
+class QueryRequest:
     """A parsed protocol query: the text, the dataset it runs on and the wanted serialisation."""
 
-    model_config = ConfigDict(frozen=True)
     query: str
     default_graphs: tuple[str, ...] = ()
     named_graphs: tuple[str, ...] = ()
@@ -107,20 +102,20 @@ class QueryRequest(BaseModel):
     view: str = DEFAULT_VIEW  # the ``view`` parameter: merged or raw graphs (store.views)
 
 
-class GraphRequest(BaseModel):
+@dataclass(frozen=True)
+class GraphRequest:
     """A Graph Store Protocol read: one graph (None: the default graph) in a negotiated format."""
 
-    model_config = ConfigDict(frozen=True)
     graph: str | None
     accept: str | None = None
     format: str | None = None
 
 
-class Answer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    status: int = HTTP_OK
+@dataclass(frozen=True)
+class Answer:
     body: bytes
     media_type: str
+    status: int = HTTP_OK
 
 
 def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:

@@ -1,11 +1,8 @@
 r"""Which remote endpoints a request would make the server contact (``SERVICE``, ``LOAD``).
 
-pyoxigraph follows ``SERVICE <url>`` and ``LOAD <url>`` with HTTP requests from the server,
-so an anonymous query could make it reach any host (server-side request forgery). The service
-refuses them unless the endpoint is on the ``--allow-service`` list. A request that names
-either word, or an escape, anywhere is read by a real SPARQL parser (rdflib's, through
-kgctl.service.sparql_tree) and refused when that parser cannot read it: the check fails
-closed, never on a lexical guess.
+pyoxigraph would call them from the server (request forgery): they are refused unless on
+``--allow-service``. A text that names either word, or holds an escape, is read by a real
+SPARQL parser (kgctl.service.sparql_tree); one it cannot read is refused (fails closed).
 
 >>> remote_targets('SELECT * { SERVICE <http://x.example/sparql> { ?s ?p ?o } }', update=False)
 ['http://x.example/sparql']

@@ -1,12 +1,6 @@
-r"""Where an HTTP/1.1 request ends in the bytes received so far, and the request itself.
-
-A query worker takes a request off its connection only once it is whole (it reads with
-``MSG_PEEK`` until then), so a connection can move to another worker with nothing lost. h11
-delimits the request, fed each new byte once as the peek grows: it says when the head and the
-whole request are there and where they end, and refuses bad chunk sizes, chunk ends, trailers
-and lengths. httptools (llhttp) then reads the delimited request, and refuses what h11 lets
-through but request smuggling relies on (Content-Length beside Transfer-Encoding, folded
-header lines, a repeated Content-Length, bare line feeds).
+r"""Where an HTTP/1.1 request ends in the bytes received so far (h11, fed each new byte once
+as the peek grows), and the request itself (httptools, which also refuses what request
+smuggling relies on): docs/service.md, "HTTP framing".
 
 >>> head = b"POST /q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n"
 >>> framer = Framer(100)
@@ -62,6 +56,11 @@ class Framer:
         self.head_end: int | None = None  # offset just past the head, once it is there
         self.length: int | None = None  # Content-Length; None for a chunked body
         self.end: int | None = None
+
+    @property
+    def fresh(self) -> bool:
+        """Whether nothing was fed yet."""
+        return self._fed == 0
 
     @property
     def expects_continue(self) -> bool:
@@ -125,35 +124,12 @@ def request_end(data: bytes, max_bytes: int) -> int | None:
     return Framer(max_bytes).feed(data)
 
 
-def _headed(head: bytes) -> Framer:
-    framer = Framer(PEEK_BYTES)
-    try:
-        framer.feed(head)
-    except TooLarge as exc:
-        if exc.status == HTTP_HEADERS_TOO_LARGE:
-            raise
-    return framer
-
-
-def head_end(data: bytes) -> int | None:
-    """The offset just past the head of the request in `data`, None while it is incomplete."""
-    return _headed(data).head_end
-
-
-def body_length(head: bytes) -> int | None:
-    """The Content-Length of a head; None for a chunked body."""
-    return _headed(head).length
-
-
-def head_fields(head: bytes) -> list[tuple[bytes, bytes]]:
-    """The header fields of a request head (names lower-case), its body not needed."""
-    framer = _headed(head)
-    return list(framer.head.headers) if framer.head is not None else []
-
-
 class _Collector:
     def __init__(self) -> None:
-        self.url, self.headers, self.body, self.complete = b"", [], [], False
+        self.url, self.headers, self.body, self.begun, self.complete = b"", [], [], 0, False
+
+    def on_message_begin(self) -> None:
+        self.begun += 1
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -181,8 +157,35 @@ def parse(data: bytes, *, keep_open: bool, client=None, server=None) -> Request:
         raise Malformed(str(exc)) from None
     if not collector.complete:
         raise Malformed("incomplete request")
+    return _request(parser, collector, keep_open and parser.should_keep_alive(), client, server)
+
+
+def whole(data: bytes, *, client=None, server=None) -> Request | None:
+    r"""The request in `data` when llhttp reads exactly one there, whole, with nothing begun
+    after it, a head within its bound and a Host header (HTTP/1.1); else None, and a `Framer`
+    delimits it (the common case, one small request per peek, costs no h11 reading).
+
+    >>> whole(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\n").target
+    b'/q'
+    >>> [whole(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\nGET"), whole(b"GET /q HTTP/1.1\r\n\r\n")]
+    [None, None]
+    """
+    if len(data) > MAX_HEAD_BYTES:
+        return None
+    collector = _Collector()
+    parser = httptools.HttpRequestParser(collector)
+    try:
+        parser.feed_data(data)
+    except (httptools.HttpParserError, httptools.HttpParserUpgrade):  # the Framer decides
+        return None
+    if not collector.complete or collector.begun != 1 or (
+            parser.get_http_version() != "1.0" and all(k != b"host" for k, _ in collector.headers)):
+        return None
+    return _request(parser, collector, parser.should_keep_alive(), client, server)
+
+
+def _request(parser, collector: _Collector, keep_alive: bool, client, server) -> Request:
     return Request(method=parser.get_method().decode("latin-1"), target=collector.url,
                    version=parser.get_http_version(), headers=collector.headers,
-                   body=b"".join(collector.body),
-                   keep_alive=keep_open and parser.should_keep_alive(),
+                   body=b"".join(collector.body), keep_alive=keep_alive,
                    client=client, server=server)

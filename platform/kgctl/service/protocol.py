@@ -20,9 +20,8 @@ kgctl.service.execution.HttpProblem: missing 'query' parameter: send ?query=... 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from urllib.parse import parse_qsl
-
-from pydantic import BaseModel, ConfigDict
 
 from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem, QueryRequest
 from kgctl.store.views import DEFAULT_VIEW, VIEWS
@@ -33,8 +32,8 @@ DIRECT_QUERY = "application/sparql-query"
 DIRECT_UPDATE = "application/sparql-update"
 
 
-class UpdateRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class UpdateRequest:
     update: str
     using_graphs: tuple[str, ...] = ()
     using_named_graphs: tuple[str, ...] = ()

@@ -1,11 +1,6 @@
-"""The connections the owning process holds a descriptor of (no sockets here, only their
-numbers): which worker serves each, the last wait its worker told of (its clock, handed on
-when it moves), and the room left under the descriptor limit.
-
-Every connection costs a descriptor in the owning process and one in a worker. At the cap,
-the connection that began waiting for its request first (at least EVICT_AFTER_S ago) is
-answered 408 and closed; when none is waiting, the service is full and workers answer new
-connections 503 until there is room again (ROOM_HYSTERESIS below the cap).
+"""The connections the owning process holds (their numbers): which worker serves each, the
+last wait its worker told of (its clock, handed on when it moves), and the room left under
+the descriptor limit (docs/service.md).
 
 >>> room = Room({"head": 10.0, "body": 30.0}, descriptors=1024)
 >>> room.cap

@@ -14,8 +14,9 @@ from pathlib import Path
 import uvloop
 
 from kgctl.errors import InputError, StoreError
-from kgctl.service.app import Writer, create_app
+from kgctl.service.app import create_app
 from kgctl.service.config import ServiceConfig
+from kgctl.service.evaluator import SO_TIMESTAMP
 from kgctl.service.room import Clock
 from kgctl.service.spawner import Spawner
 from kgctl.service.store_writer import StoreWriter
@@ -24,19 +25,18 @@ from kgctl.service.worker_state import bump_written
 from kgctl.service.workers import SLOTS, QueryWorkers
 from kgctl.service.writes import answer_write
 
-BACKLOG = 2048
-STOP_GRACE_S = 5.0  # how long a stop waits for the writer thread (its write was killed)
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A bound TCP listening socket, or one clear error (port taken, unknown host)."""
+    """A bound TCP socket (it listens once the workers are there), or one clear error (port
+    taken, unknown host)."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMP, 1)  # a deadline counts from arrival
         sock.bind((host, port))
-        sock.listen(BACKLOG)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
@@ -79,12 +79,11 @@ class Server:
 
         checkpoints = Checkpoints(views, spawner.block)
 
-        def changed() -> None:  # in the writer thread, after each write
+        def written() -> None:  # after each write
             bump_written(spawner.block)
             checkpoints.changed()
 
-        writer = Writer(on_change=changed)
-        app = create_app(store, self.config, writer)  # it answers writes only
+        app = create_app(store, self.config, written)  # it answers writes only
         tasks: set[asyncio.Task] = set()
 
         def take(clock: Clock, sock: socket.socket) -> None:
@@ -105,7 +104,7 @@ class Server:
                                header_timeout_s=self.config.header_timeout_s,
                                body_timeout_s=self.config.body_timeout_s, take=take)
         try:
-            await workers.start()
+            await workers.start(listener)
             self.started.set()
             await self._stopping.wait()
         finally:
@@ -115,5 +114,4 @@ class Server:
             spawner.close()
             checkpoints.close()
             self.write_ended = store.close()  # a write still running is killed, uncommitted
-            writer.close(STOP_GRACE_S)
             views.close()

@@ -1,11 +1,7 @@
 r"""The parse tree of a query or update, read by rdflib's SPARQL grammar, once per text.
 
-``\u`` / ``\U`` escapes are decoded first, as the grammar says; an escape that would make a
-quote, backslash, angle bracket, ``#`` or line end is refused, since pyoxigraph decodes escapes
-inside strings and IRIs only and would read such a text with other token boundaries (a string
-that ends elsewhere). rdflib's own decoding (which also takes ``\u`` with 8 digits) is not used,
-and CR is read as LF (rdflib would go on with a comment past a CR, where pyoxigraph ends it).
-The ``WHERE`` of each ``DELETE/INSERT ... WHERE`` keeps its offset (kgctl.service.update_dataset).
+Escapes are decoded first, as the grammar says (docs/service.md, "SERVICE and LOAD"); the
+``WHERE`` of each ``DELETE/INSERT ... WHERE`` keeps its offset (kgctl.service.update_dataset).
 
 >>> text, tree = parse_update(r"INSERT { ?s ?p '\u00e9' } WHERE { ?s ?p ?o }")
 >>> text, tree["request"][0]["whereAt"]

@@ -1,12 +1,6 @@
-"""Start query worker processes quickly: fork them from a small single-threaded process.
-
-The service process is multi-threaded (event loop, writer, RocksDB), so it must not fork
-itself; ``multiprocessing``'s fork server re-imports the main module in every child. This
-spawner is started once with the worker's code already imported, the listening socket and the
-workers' shared state block; for each socket handed to it, it forks a worker that takes its
-orders on that socket, and answers the worker's pid. It ends when the service closes its
-control socket; workers end when the service closes theirs.
-"""
+"""Fork query workers from a small single-threaded process started once with the worker's
+code imported (the service process has threads, so it must not fork; multiprocessing's fork
+server re-imports the main module in every child)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The store's one writer, in a process of its own that can be killed.
-
-pyoxigraph cannot interrupt an update, so the serving process does not write itself: a child
-process owns the store directory (RocksDB allows one writer) and applies each write as one
-transaction. A write still running at its deadline (`--timeout`) is stopped by killing that
-process (nothing of it is committed), answered 503, and a fresh writer is started for the
-next one; a stop of the service kills it the same way. Checkpoints for the query workers
-(kgctl.service.views) are taken by the writer process too, on a channel of their own, so no
-write waits for one.
-"""
+"""The store's one writer, in a process of its own that can be killed (pyoxigraph cannot
+interrupt an update): each write is one transaction there; at its deadline the process is
+killed (nothing committed), the write answered 503 and a fresh writer started. Checkpoints
+are taken there too, on a channel of their own."""
 
 from __future__ import annotations
 

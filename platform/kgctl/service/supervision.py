@@ -1,28 +1,19 @@
-"""The supervisor's decisions over the query workers, apart from processes, sockets and clocks:
-events in (a worker started, said something, ended, was frozen; a tick of the watchdog with
-the time), actions out (spawn, order, freeze, kill, retire, thaw, answer, shut, take). The
-driver (kgctl.service.workers) carries the actions out and reads the workers' states for the
-`Probe`; tests drive it with fake workers and a fake clock.
-
-A request past `timeout_s` is killed with its worker; its other connections move on. A request
-past its short budget that has really computed becomes *long*: its worker retires (a new one
-takes its seat, its other connections move) and answers it alone; at most `max_long` do, past
-that a computing request is stopped 503 at a shorter budget. Every such act waits until the
-worker is frozen and is carried out only if it is still on the same request (the decision
-follows the request, never the worker). A worker stopped by someone else for STOPPED_S is
-killed. A worker that ends is replaced (one that failed to start, after RETRY_S). Connections
-are kept under the descriptor limit (kgctl.service.room).
+"""The supervisor's decisions over the query workers, as a pure state machine: events in (a
+worker started, said something, ended, was frozen; a watchdog tick with the time), actions
+out. It has no process, socket or clock of its own (kgctl.service.workers carries the actions
+out); docs/service.md ("How queries are stopped") says what it decides and why.
 """
 
 from __future__ import annotations
 
 import traceback
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem, query_timeout
-from kgctl.service.room import IDLE, Clock, Room
+from kgctl.service.room import IDLE, Room
 
 STOPPED_S = 1.0  # a worker stopped this long by someone else is ended
 STOPPED_CHECK_EVERY = 10  # ticks
@@ -33,7 +24,8 @@ COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a request as com
 HTTP_REQUEST_TIMEOUT = 408
 CRASHED = HttpProblem(500, "the query worker stopped (out of memory?); narrow the query")
 FULL = HttpProblem(HTTP_REQUEST_TIMEOUT, "request not received in time (the server is full)")
-Busy = tuple[int, float, float, bool]  # connection (0: idle), started, CPU time then, writing
+# connection (0: idle), started, CPU time then, writing, awaited since (its deadline counts from it)
+Busy = tuple[int, float, float, bool, float]
 
 
 class Probe(Protocol):
@@ -46,62 +38,21 @@ class Probe(Protocol):
     def stopped(self, worker: int) -> bool: ...
 
 
-class Spawn(NamedTuple):
-    after_s: float = 0.0
-
-
-class Order(NamedTuple):  # to a worker, with the descriptor of `connection` if one
-    worker: int
-    kind: str
-    value: object
-    connection: int | None = None
-
-
-class Freeze(NamedTuple):  # then tell `frozen` what it is doing
-    worker: int
-
-
-class Kill(NamedTuple):
-    worker: int
-
-
-class Retire(NamedTuple):  # its retire flag, a lower CPU priority
-    worker: int
-
-
-class Thaw(NamedTuple):
-    worker: int
-
-
-class Answer(NamedTuple):  # a last answer on the connection, then end it
-    connection: int
-    problem: HttpProblem
-
-
-class Shut(NamedTuple):  # end the connection for the client too
-    connection: int
-
-
-class Close(NamedTuple):  # the worker closed it: close this process's descriptor
-    connection: int
-
-
-class Take(NamedTuple):  # a write: this process reads and answers it
-    clock: Clock
-
-
-class Full(NamedTuple):  # workers answer new connections 503 while full
-    full: bool
-
-
-class Heartbeat(NamedTuple):  # a watchdog round went through (/healthz reads it)
-    pass
-
-
-class Fault(NamedTuple):  # a step of a round failed (the others went on)
-    error: str
-
-
+# the actions, carried out by the driver
+Spawn = namedtuple("Spawn", "after_s", defaults=(0.0,))
+Order = namedtuple("Order", "worker kind value connection", defaults=(None,))  # with the
+# descriptor of `connection` if one
+Freeze = namedtuple("Freeze", "worker")  # then tell `frozen` what it is doing
+Kill = namedtuple("Kill", "worker")
+Retire = namedtuple("Retire", "worker")  # its retire flag, a lower CPU priority
+Thaw = namedtuple("Thaw", "worker")
+Answer = namedtuple("Answer", "connection problem")  # a last answer, then end the connection
+Shut = namedtuple("Shut", "connection")  # end the connection for the client too
+Close = namedtuple("Close", "connection")  # the worker closed it: close this process's copy
+Take = namedtuple("Take", "clock")  # a write: this process reads and answers it
+Full = namedtuple("Full", "full")  # workers answer new connections 503 while full
+Heartbeat = namedtuple("Heartbeat", "")  # a watchdog round went through (/healthz reads it)
+Fault = namedtuple("Fault", "error")  # a step of a round failed (the others went on)
 Action = (Spawn | Order | Freeze | Kill | Retire | Thaw | Answer | Shut | Close | Take | Full
           | Heartbeat | Fault)
 
@@ -113,6 +64,7 @@ class Seat:
     connections: set[int] = field(default_factory=set)
     long: bool = False
     releasing: bool = False
+    spare: bool = False  # started, not yet told to accept connections
     killed: bool = False  # its end is on the way
     stopped_since: float | None = None  # seen stopped (not by us) since then
     problem: HttpProblem = CRASHED  # what its request is answered if it ends
@@ -120,8 +72,9 @@ class Seat:
 
 class Supervisor:
     def __init__(self, probe: Probe, *, max_long: int, timeout_s: float,
-                 waits: dict[str, float], descriptors: int) -> None:
+                 waits: dict[str, float], descriptors: int, workers: int = 0) -> None:
         self._probe, self._max_long, self._timeout_s = probe, max_long, timeout_s
+        self._workers = workers  # how many take connections before one is kept spare (0: none)
         self.seats: dict[int, Seat] = {}
         self.room = Room(waits, descriptors)
         self.homeless: list[int] = []  # connections waiting for a worker to start
@@ -133,8 +86,11 @@ class Supervisor:
     # workers
 
     def started(self, worker: int) -> list[Action]:
-        self.seats[worker] = Seat()
-        actions: list[Action] = []
+        spare = 0 < self._workers <= len(self._pool()) and not self._spares()
+        self.seats[worker] = Seat(spare=spare)
+        if spare:
+            return []
+        actions: list[Action] = [Order(worker, "accept", None)]
         homeless, self.homeless = self.homeless, []
         for ident in homeless:
             self._rehome(ident, actions)
@@ -150,14 +106,16 @@ class Supervisor:
         if seat is None:  # it never started: its start failed
             return []
         actions: list[Action] = []
-        ident, _, _, writing = busy
+        ident, _, _, writing, _ = busy
         if seat.long:
             self.long -= 1
         if self.room.held.get(ident) == worker:
             seat.connections.discard(ident)
             self.room.forget(ident)
             actions.append(Shut(ident) if writing else Answer(ident, seat.problem))
-        for other in sorted(seat.connections):
+        if not seat.long and not seat.spare:
+            self._seat_spare(actions)
+        for other in self._served_first(seat.connections):
             self._rehome(other, actions)
         if not seat.long and not self.closing:
             actions.append(Spawn())
@@ -234,11 +192,11 @@ class Supervisor:
         seat = self.seats.get(worker)
         if seat is None or seat.killed or worker in self.acting:
             return
-        ident, started, cpu_s, _ = self._probe.busy(worker)
+        ident, started, cpu_s, _, since = self._probe.busy(worker)
         if not ident:
             return
         elapsed = now - started
-        if elapsed >= self._timeout_s:
+        if now - since >= self._timeout_s:
             self._act(worker, ident, started, query_timeout(self._timeout_s), actions)
         elif seat.long:
             return
@@ -276,7 +234,8 @@ class Supervisor:
         seat.long = True
         self.room.clock((ident, IDLE, 0.0))  # its request came whole: no wait is running
         actions.append(Retire(worker))
-        for other in sorted(seat.connections - {ident}):
+        self._seat_spare(actions)
+        for other in self._served_first(seat.connections - {ident}):
             self._rehome(other, actions)
         return actions + [Thaw(worker), Spawn()]  # its seat in the pool goes to a new worker
 
@@ -334,6 +293,22 @@ class Supervisor:
         actions.append(Order(worker, "adopt", self.room.clocks.get(ident, (ident, IDLE, 0.0)),
                              ident))
 
+    def _served_first(self, connections: set[int]) -> list[int]:
+        """Connections to move, those already served first: a worker begins the request of
+        the first it adopts, so a client is not kept behind a burst of fresh connections."""
+        return sorted(connections, key=lambda c: (self.room.clocks.get(c, (c, IDLE))[1] != IDLE,
+                                                  c))
+
     def _pool(self) -> list[int]:
         """The workers that take connections."""
-        return [w for w, seat in self.seats.items() if not (seat.long or seat.killed)]
+        return [w for w, seat in self.seats.items()
+                if not (seat.long or seat.killed or seat.spare)]
+
+    def _spares(self) -> list[int]:
+        return [w for w, seat in self.seats.items() if seat.spare and not seat.killed]
+
+    def _seat_spare(self, actions: list[Action]) -> None:
+        """A seat in the pool was given up: the spare takes it (a Spawn replaces the spare)."""
+        for worker in self._spares()[:1]:
+            self.seats[worker].spare = False
+            actions.append(Order(worker, "accept", None))

@@ -1,16 +1,7 @@
-"""Read-only views of the store for the query workers: checkpoints that no process writes.
-
-pyoxigraph leaves reading a store directory while another process writes it undefined
-(``Store.read_only``), so workers never open the live store. After writes a thread of its
-own takes a RocksDB checkpoint (``Store.backup``: hard links to the immutable table files, the
-memtable flushed first) into ``.<store>.views-<pid>-<random>/<writes>`` beside the store (hard
-links need the same file system), named by the count of writes it holds, and publishes it
-in the workers' shared block; writes made meanwhile wait for the next one (a burst of writes
-costs one checkpoint, and no write waits for one). A worker whose next request starts after
-a write waits until a checkpoint holds it (a client reads its own writes), then opens it.
-A checkpoint superseded longer ago than any request may run is deleted, the rest when the
-service stops (or, if it was killed, when the next one starts).
-"""
+"""Read-only views of the store for the query workers: RocksDB checkpoints that no process
+writes (pyoxigraph leaves reading a directory another process writes undefined), taken
+after writes into ``.<store>.views-<pid>-<random>/<writes>`` beside the store and deleted once
+superseded longer than any request may run (docs/service.md)."""
 
 from __future__ import annotations
 

@@ -3,16 +3,17 @@ block, a slot per worker, plus the store's change counter, when the owning proce
 watched the workers (its watchdog's heartbeat, for ``/healthz``) and whether the service is
 full (no room for another connection: workers answer new ones 503).
 
-A worker writes which connection's request it is answering, since when, its CPU time then
-and whether it has begun writing the response; the owning process reads that (freezing the
+A worker writes which connection's request it is answering, since when, its CPU time then,
+whether it has begun writing the response and since when the request was awaited (its
+deadline counts from then); the owning process reads that (freezing the
 worker first when it must act on it) and writes ``retire``.
 
 >>> block = states_block(4)
 >>> state = WorkerState(block, 2)
->>> state.begin(7, 1.5, 0.25); state.busy()
-(7, 1.5, 0.25, False)
+>>> state.begin(7, 1.5, 0.25, 1.25); state.busy()
+(7, 1.5, 0.25, False, 1.25)
 >>> state.writing(); state.busy()[3], WorkerState(block, 1).busy()
-(True, (0, 0.0, 0.0, False))
+(True, (0, 0.0, 0.0, False, 0.0))
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from __future__ import annotations
 import mmap
 import struct
 
-# connection (0: idle), started, CPU time then, writing; the retire byte follows and only the
-# owning process writes it (a worker rewriting it from an earlier read could undo a retire)
-BUSY = struct.Struct("=qdd?")
+# connection (0: idle), started, CPU time then, writing, awaited since; the retire byte follows
+# and only the owning process writes it (a worker rewriting it from an earlier read could undo
+# a retire)
+BUSY = struct.Struct("=qdd?d")
 RETIRE = BUSY.size
-SLOT_BYTES = 32
+SLOT_BYTES = 40
 GENERATION = struct.Struct("=q")  # at 0: the newest checkpoint view (the writes it holds)
 WATCHED = struct.Struct("=d")  # at 8: time.monotonic() of the watchdog's last round
 FULL = 16  # a byte the owning process sets while it holds all the connections it may
@@ -77,17 +79,20 @@ class WorkerState:
     def __init__(self, block: mmap.mmap, slot: int) -> None:
         self._block, self._at = block, SLOTS_AT + slot * SLOT_BYTES
 
-    def begin(self, connection: int, started: float, cpu_s: float) -> None:
-        BUSY.pack_into(self._block, self._at, connection, started, cpu_s, False)
+    def begin(self, connection: int, started: float, cpu_s: float,
+              since: float | None = None) -> None:
+        BUSY.pack_into(self._block, self._at, connection, started, cpu_s, False,
+                       started if since is None else since)
 
     def writing(self) -> None:
         self._block[self._at + 24] = 1
 
     def end(self) -> None:
-        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
+        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False, 0.0)
 
-    def busy(self) -> tuple[int, float, float, bool]:
-        """(connection, started, CPU time then, writing); connection 0 when idle."""
+    def busy(self) -> tuple[int, float, float, bool, float]:
+        """(connection, started, CPU time then, writing, awaited since); connection 0 when
+        idle."""
         return BUSY.unpack_from(self._block, self._at)
 
     def retiring(self) -> bool:
@@ -98,5 +103,5 @@ class WorkerState:
 
     def clear(self) -> None:
         """Reset the slot for a new worker (by the owning process, the old one gone)."""
-        BUSY.pack_into(self._block, self._at, 0, 0.0, 0.0, False)
+        self.end()
         self._block[self._at + RETIRE] = 0

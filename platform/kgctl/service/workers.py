@@ -1,13 +1,6 @@
-"""Query worker processes that answer HTTP themselves and can really be stopped: the driver
-of the supervisor's decisions (kgctl.service.supervision).
-
-Workers accept the connections and answer reads in their own process, over a read-only view
-of the store (kgctl.service.evaluator); this process keeps a descriptor of every connection
-and watch over the workers through their shared state. It feeds the supervisor what happens
-(messages of the workers, their ends, a watchdog tick every TICK_S) and carries out what it
-decides: it forks workers (kgctl.service.spawner), sends them orders with connections,
-freezes (SIGSTOP), kills, retires and thaws them, and answers or closes connections.
-"""
+"""The driver of the supervisor's decisions (kgctl.service.supervision): it feeds it what the
+query workers do (their messages and ends, a watchdog tick every TICK_S) and carries out what
+it decides (fork, order, freeze, kill, retire, thaw, answer or close connections)."""
 
 from __future__ import annotations
 
@@ -30,6 +23,7 @@ from kgctl.service.worker_handle import TICK_S, Worker
 from kgctl.service.worker_state import WorkerState, mark_watched, set_full
 
 START_S = 60.0
+BACKLOG = 2048
 SLOTS = 4096
 Taker = Callable[[Clock, socket.socket], None]
 
@@ -43,17 +37,24 @@ class QueryWorkers:
         self._spawner, self._size, self._take = spawner, size, take
         self._plan = Supervisor(self, max_long=max_long, timeout_s=timeout_s,
                                 waits={"head": header_timeout_s, "body": body_timeout_s},
-                                descriptors=resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+                                descriptors=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+                                workers=size)
         self._workers: dict[int, Worker] = {}
         self._socks: dict[int, socket.socket] = {}  # the connections held, by number
         self._keys = itertools.count(1)
         self._free_slots = list(range(SLOTS - 1, -1, -1))
         self._background: set[asyncio.Future] = set()
+        self._listening = False
 
-    async def start(self) -> None:
+    async def start(self, listener: socket.socket) -> None:
+        """Start the workers and a spare, then listen: no connection waits for them."""
         mark_watched(self._spawner.block, time.monotonic())
         self._start(self._watch())
-        await asyncio.gather(*(self._add() for _ in range(self._size)))
+        await asyncio.gather(*(self._add() for _ in range(self._size + 1)))
+        listener.listen(BACKLOG)
+        self._listening = True
+        for key in sorted(self._workers):
+            self._do(self._plan.started(key))
 
     async def close(self) -> None:
         self._plan.closing = True
@@ -86,7 +87,8 @@ class QueryWorkers:
     # what happens (worker_handle.Pool)
 
     def ready(self, worker: Worker) -> None:
-        self._do(self._plan.started(worker.key))
+        if self._listening:  # else `start` tells of it
+            self._do(self._plan.started(worker.key))
 
     def told(self, worker: Worker, value, fds: list[int]) -> None:
         kind, about = value

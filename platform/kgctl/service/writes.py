@@ -1,10 +1,6 @@
-"""The owning process's share of the requests: those that change the store.
-
-A query worker hands such a request over unread, with its connection. This process reads it
-(taking exactly that request off the connection, within the header and body timeouts and the
-size bounds), answers it with the app that holds the writer, and gives the connection back to
-a worker.
-"""
+"""The owning process's share of the requests: those that change the store, handed over
+unread by a worker, read here within the timeouts and size bounds, answered, and the
+connection given back."""
 
 from __future__ import annotations
 
@@ -17,29 +13,13 @@ from kgctl.service.asgi import Handler
 from kgctl.service.config import ServiceConfig
 from kgctl.service.exchange import Request, exchange, simple_response
 from kgctl.service.execution import HttpProblem
-from kgctl.service.framing import (
-    CONTINUE,
-    PEEK_BYTES,
-    Malformed,
-    TooLarge,
-    body_length,
-    head_end,
-    head_fields,
-    parse,
-    request_end,
-)
+from kgctl.service.framing import CONTINUE, PEEK_BYTES, Framer, Malformed, TooLarge, parse
 from kgctl.service.protocol import needs_writer
 
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_LENGTH_REQUIRED = 411
 HTTP_TOO_LARGE = 413
-
-
-class Refusal(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig,
@@ -59,15 +39,12 @@ async def answer_write(app: Handler, sock: socket.socket, config: ServiceConfig,
         path = request.target.partition(b"?")[0].decode("latin-1")
         if not needs_writer(request.method, path, request.header(b"content-type"),
                             request.body):
-            raise Refusal(HTTP_TOO_LARGE, f"a query may be at most {PEEK_BYTES} bytes")
+            raise HttpProblem(HTTP_TOO_LARGE, f"a query may be at most {PEEK_BYTES} bytes")
     except TimeoutError:
         await _send(loop, sock, HTTP_REQUEST_TIMEOUT, "request not received in time")
         return False
-    except Refusal as refusal:
+    except HttpProblem as refusal:
         await _send(loop, sock, refusal.status, str(refusal))
-        return False
-    except Malformed as exc:
-        await _send(loop, sock, HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}")
         return False
     chunks: list[bytes] = []
     keep_alive = await exchange(app, request, chunks.append)
@@ -98,54 +75,49 @@ class _Clock:
 
 async def _read(sock: socket.socket, config: ServiceConfig, clock: _Clock) -> Request:
     loop = asyncio.get_running_loop()
-    continued = False
+    framer, continued = Framer(PEEK_BYTES), False
     while True:
         data = await _peek(loop, sock)
         try:
-            end = request_end(data, PEEK_BYTES)
+            end = framer.feed(data)
         except TooLarge as exc:
-            end_of_head = head_end(data)
-            if end_of_head is None:
-                raise Refusal(exc.status, str(exc)) from None
+            if framer.head_end is None:
+                raise HttpProblem(exc.status, str(exc)) from None
             clock.head_read()
-            return await _read_large(loop, sock, data[:end_of_head], config, continued)
+            return await _read_large(loop, sock, data[:framer.head_end], framer, config)
         except Malformed as exc:
-            raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
+            raise HttpProblem(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
         if end is not None:
             await loop.sock_recv(sock, end)
             return _parse(data[:end], sock)
-        end_of_head = head_end(data)
-        if end_of_head is not None:
+        if framer.head_end is not None:
             clock.head_read()
-            if not continued and b"\r\nexpect: 100-continue" in data[:end_of_head].lower():
+            if framer.expects_continue and not continued:
                 continued = True
                 await loop.sock_sendall(sock, CONTINUE)
         await _readable(loop, sock, len(data))
 
 
-async def _read_large(loop, sock: socket.socket, head: bytes, config: ServiceConfig,
-                      continued: bool) -> Request:
+async def _read_large(loop, sock: socket.socket, head: bytes, framer: Framer,
+                      config: ServiceConfig) -> Request:
     """A request whose body is larger than a peek: the head, then exactly its body, read only
     once the head's bearer token and length are accepted."""
-    length = body_length(head)
-    if length is None:
-        raise Refusal(HTTP_LENGTH_REQUIRED, f"a chunked body may be at most {PEEK_BYTES} "
-                      "bytes; send Content-Length")
-    if length > config.max_bytes:
-        raise Refusal(HTTP_TOO_LARGE, f"request body over {config.max_bytes} bytes")
-    try:
-        authorise(dict(head_fields(head)).get(b"authorization", b"").decode("latin-1"),
-                  config.update_token)
-    except HttpProblem as exc:
-        raise Refusal(exc.status, str(exc)) from None
+    if framer.length is None:
+        raise HttpProblem(HTTP_LENGTH_REQUIRED, f"a chunked body may be at most {PEEK_BYTES} "
+                          "bytes; send Content-Length")
+    if framer.length > config.max_bytes:
+        raise HttpProblem(HTTP_TOO_LARGE, f"request body over {config.max_bytes} bytes")
+    assert framer.head is not None
+    token = dict(framer.head.headers).get(b"authorization", b"").decode("latin-1")
+    authorise(token, config.update_token)
     await loop.sock_recv(sock, len(head))
-    if not continued and b"\r\nexpect: 100-continue" in head.lower():
+    if framer.expects_continue:
         await loop.sock_sendall(sock, CONTINUE)
     body = bytearray()
-    while len(body) < length:
-        chunk = await loop.sock_recv(sock, min(length - len(body), 1 << 20))
+    while len(body) < framer.length:
+        chunk = await loop.sock_recv(sock, min(framer.length - len(body), 1 << 20))
         if not chunk:
-            raise Refusal(HTTP_BAD_REQUEST, "the request body ended early")
+            raise HttpProblem(HTTP_BAD_REQUEST, "the request body ended early")
         body += chunk
     return _parse(head + body, sock)
 
@@ -155,7 +127,7 @@ def _parse(data: bytes, sock: socket.socket) -> Request:
         return parse(data, keep_open=True, client=tuple(sock.getpeername()[:2]),
                      server=tuple(sock.getsockname()[:2]))
     except Malformed as exc:
-        raise Refusal(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
+        raise HttpProblem(HTTP_BAD_REQUEST, f"malformed HTTP request: {exc}") from None
 
 
 async def _peek(loop, sock: socket.socket) -> bytes:
@@ -166,7 +138,7 @@ async def _peek(loop, sock: socket.socket) -> bytes:
             await _readable(loop, sock, 0)
             continue
         if not data:
-            raise Refusal(HTTP_BAD_REQUEST, "the connection closed before a whole request")
+            raise HttpProblem(HTTP_BAD_REQUEST, "the connection closed before a whole request")
         return data
 
 
