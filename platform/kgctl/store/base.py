@@ -27,6 +27,7 @@ from pyoxigraph import (
 
 Term = NamedNode | BlankNode | Literal
 QueryResult = QuerySolutions | QueryBoolean | QueryTriples
+FLUSH_QUADS = 50_000  # a batch stage flushes the store after writing about this many quads
 
 
 class Evidence(BaseModel):

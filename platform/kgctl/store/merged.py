@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kgctl.store.base import GraphStore
+from kgctl.store.base import FLUSH_QUADS, GraphStore
 from kgctl.store.iris import PAPER_BASE, graph_iri
 from kgctl.store.provenance import KG, RDF_TYPE, record_from_literal
 from kgctl.store.views import (
@@ -218,10 +218,16 @@ def rebuild(store: GraphStore, papers: Iterable[str] | None = None, *,
     progress(f"reading the identities for {len(chosen)} paper(s)")
     links = read_sources(store).links()
     written: list[Link] = []
+    unflushed = 0
     for pid in chosen:
         quads, used = paper_quads(store, pid, links)
         store.replace_graphs([merged_graph_iri(pid), merged_provenance_iri(pid)], quads)
         written += used
+        unflushed += len(quads)
+        if unflushed >= FLUSH_QUADS:  # bounded memory: RocksDB's write buffers grow otherwise
+            store.flush()
+            unflushed = 0
+    store.flush()
     return MergeSummary(papers=len(chosen), entities=len(written),
                         identities=len({k.identity for k in written}),
                         by_method=dict(Counter(k.method.split(":")[0] for k in written)))
