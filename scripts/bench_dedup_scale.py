@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 import duckdb
@@ -137,17 +139,19 @@ def compare(args) -> None:
 
 def scale(args) -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        data = Path(tmp) / "mentions"
-        t0 = time.perf_counter()
-        gen = subprocess.run([sys.executable, __file__, "_generate", str(data), str(args.mentions),
-                              str(args.vocab), str(args.papers)], check=True)
-        print(f"generated {args.mentions} mentions (vocabulary {args.vocab}) as Parquet in "
-              f"{time.perf_counter() - t0:.0f} s ({gen.returncode})", flush=True)
+        data = Path(args.data) if args.data else Path(tmp) / "mentions"
+        if not args.data:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "_generate", str(data),
+                            str(args.mentions), str(args.vocab), str(args.papers)], check=True)
+            print(f"generated {args.mentions} mentions (vocabulary {args.vocab}) as Parquet in "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
         subprocess.run([sys.executable, __file__, "_cluster", str(data), args.memory,
                         str(Path(tmp) / "engine")], check=True)
 
 
 def _cluster_files(data: str, memory: str, workdir: str) -> None:
+    """Cluster, then stream every (cluster, member) link as a writer of links would."""
     t0 = time.perf_counter()
     with OutOfCore(Path(workdir), memory_limit=memory) as engine:
         engine.add_parquet(f"{data}/*.parquet")
@@ -157,15 +161,20 @@ def _cluster_files(data: str, memory: str, workdir: str) -> None:
             flush=True))
         counts = dict(engine.con.execute(
             "SELECT kind, count(*) FROM decision GROUP BY kind").fetchall())
-        clusters = merged = 0
-        for c in engine.clusters():
+        clusters = merged = links = largest = 0
+        for _, group in groupby(engine.links(), key=itemgetter(0)):
+            size = sum(1 for _ in group)
             clusters += 1
-            merged += len(c.members) > 1
+            merged += size > 1
+            links += size
+            largest = max(largest, size)
         spilled = sum(f.stat().st_size for f in Path(workdir).rglob("*"))
+    print(f"  {time.perf_counter() - t0:6.0f} s  links read out (peak RSS so far "
+          f"{peak_mib():.0f} MiB)")
     print(f"clustered {n} mentions out of core in {time.perf_counter() - t0:.0f} s: {clusters} "
-          f"clusters ({merged} with more than one mention), {counts.get('decision', 0)} merges, "
-          f"{counts.get('grey', 0)} for review, {counts.get('refused', 0)} refused; "
-          f"{engine.rounds} propagation rounds")
+          f"clusters ({merged} with more than one mention, the largest {largest}), {links} "
+          f"links, {counts.get('decision', 0)} merges, {counts.get('grey', 0)} for review, "
+          f"{counts.get('refused', 0)} refused; {engine.rounds} propagation rounds")
     print(f"memory_limit {memory}; peak RSS {peak_mib():.0f} MiB; "
           f"database + spill on disk {spilled / 2**30:.1f} GiB", flush=True)
 
@@ -204,6 +213,8 @@ def main() -> None:
     parser.add_argument("--memory", default="2GB", help="DuckDB memory_limit")
     parser.add_argument("--existing", type=int, default=1_000_000)
     parser.add_argument("--workdir", default=None, help="where the database and spill go")
+    parser.add_argument("--data", default=None,
+                        help="scale: Parquet mentions written before (by `_generate`)")
     args = parser.parse_args()
     {"compare": compare, "scale": scale, "incremental": incremental}[args.what](args)
 
