@@ -21,6 +21,7 @@ values of a conflict key (an identifier, a code ...), whatever chain of names li
 
 from __future__ import annotations
 
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ from rapidfuzz import fuzz, process
 from kgctl.dedup.keys import is_fragment, locant_signature, name_key
 
 BLOCK_CHARS = 5  # names are compared only inside blocks sharing leading or trailing letters
-MAX_BLOCK = 1000  # larger blocks are compared in slices of this size
+MAX_BLOCK = 1000  # larger blocks are compared in slices
+SLICE = 500  # in a larger block, a name whose hash is a multiple of this starts a new slice
 
 
 class Mention(BaseModel):
@@ -202,8 +204,22 @@ def _blocks(names: Sequence[str]) -> Iterable[list[int]]:
             by_key[key].append(i)
     for key in sorted(by_key):
         idx = by_key[key]
-        for start in range(0, len(idx), MAX_BLOCK):  # bound the quadratic cost of huge blocks
-            yield idx[start:start + MAX_BLOCK]
+        if len(idx) <= MAX_BLOCK:
+            yield idx
+            continue
+        start = 0
+        for pos in range(1, len(idx)):
+            if starts_slice(names[idx[pos]]):
+                yield idx[start:pos]
+                start = pos
+        yield idx[start:]
+
+
+def starts_slice(name: str) -> bool:
+    """Whether a name starts a new slice of a block of more than MAX_BLOCK names (sorted). The
+    cut depends on the name alone, so a new name changes only the slice it falls in (slices of
+    500 names on average bound the quadratic cost of huge blocks)."""
+    return zlib.crc32(name.encode()) % SLICE == 0
 
 
 def block_scores(texts: Sequence[str], cutoff: float) -> Iterable[tuple[int, int, int]]:

@@ -48,6 +48,7 @@ from kgctl.dedup.cluster import (
     block_keys,
     block_scores,
     clash,
+    starts_slice,
 )
 from kgctl.dedup.keys import is_fragment, locant_signature, name_key
 from kgctl.dedup.tables import BATCH, FETCH, Outputs, columns, insert, objects, stream
@@ -71,6 +72,7 @@ class OutOfCore:
             self.con.execute(f"SET threads = {int(threads)}")
         self.con.create_function("name_of", _name_of, ["VARCHAR"], "VARCHAR", type="native",
                                  null_handling="special")
+        self.con.create_function("starts_slice", starts_slice, ["VARCHAR"], "BOOLEAN")
         self.con.create_function("blocks_of", lambda name: list(block_keys(name)), ["VARCHAR"],
                                  "VARCHAR[]", type="native")
         self.con.execute("CREATE TABLE IF NOT EXISTS mention (mid BIGINT, iri VARCHAR, "
@@ -177,10 +179,11 @@ class OutOfCore:
                merges BOOLEAN)""")
         out: list[tuple[int, int, float, bool]] = []
         for nids, names in stream(self.con, f"""SELECT list(nid ORDER BY nid),
-            list(name ORDER BY nid) FROM (SELECT *, (row_number() OVER (PARTITION BY bkey
-            ORDER BY nid) - 1) // {MAX_BLOCK} AS chunk FROM (SELECT nid, name,
-            unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, chunk
-            HAVING count(*) > 1""", size=10):  # a row is a block of up to 1,000 names
+            list(name ORDER BY nid) FROM (SELECT *, CASE WHEN count(*) OVER (PARTITION BY bkey)
+            > {MAX_BLOCK} THEN sum(cut::INT) OVER (PARTITION BY bkey ORDER BY nid ROWS
+            UNBOUNDED PRECEDING) ELSE 0 END AS slice FROM (SELECT nid, name, starts_slice(name)
+            AS cut, unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, slice
+            HAVING count(*) > 1""", size=10):  # a row is a block or a slice of one
             for r, c, score in block_scores(names, t.review):
                 merges = (score >= t.merge
                           and locant_signature(names[r]) == locant_signature(names[c]))
