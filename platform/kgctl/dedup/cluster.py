@@ -245,9 +245,10 @@ def cluster(
     *,
     accept: Iterable[tuple[str, str]] = (),
     reject: Iterable[tuple[str, str]] = (),
+    fuzzy: Iterable[tuple[float, str, str]] | None = None,
 ) -> Result:
     """Cluster mentions in memory. `accept`/`reject` are reviewed pairs (IRI, IRI) from a
-    person."""
+    person; `fuzzy`: the scored name pairs (score, name, later name) if found beforehand."""
     groups, name_sets = _profiles(mentions, thresholds.name_scope)
     profile_of = {m.iri: i for i, g in enumerate(groups) for m in g}
     rejected = {frozenset((profile_of.get(a), profile_of.get(b))) for a, b in reject}
@@ -276,9 +277,14 @@ def cluster(
             resolver.edge(idx[0], other, 100.0, "exact-name", name, "")
     # 3. fuzzy names inside blocks, strongest first; locant/charge differences never auto-merge
     distinct = sorted(by_name)
-    fuzzy = (sorted(_fuzzy_pairs(distinct, thresholds.review), key=lambda t: (-t[0], t[1], t[2]))
-             if thresholds.name_scope == "global" else [])
-    for score, i, j in fuzzy:
+    if thresholds.name_scope == "paper":
+        pairs = []
+    elif fuzzy is None:
+        pairs = _fuzzy_pairs(distinct, thresholds.review)
+    else:
+        nid = {name: i for i, name in enumerate(distinct)}
+        pairs = [(score, nid[a], nid[b]) for score, a, b in fuzzy if a in nid and b in nid]
+    for score, i, j in sorted(pairs, key=lambda t: (-t[0], t[1], t[2])):
         resolver.edge(by_name[distinct[i]][0], by_name[distinct[j]][0], score, "fuzzy",
                       distinct[i], distinct[j])
     # 4. read out the components

@@ -1,0 +1,339 @@
+"""Incremental clustering: the mentions, names, fuzzy pairs and clusters of earlier runs kept in
+a DuckDB database, so adding mentions costs time for them and the parts they touch, not for the
+corpus.
+
+A *part* is a connected component of the evidence that can merge (a shared profile, merge key or
+name, a review acceptance, fuzzy names at the merge threshold with the same locants). Parts never
+influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
+in-memory engine over those parts' mentions: same evidence, same order, hence the same clusters
+and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
+re-scores only the slices it falls in (`starts_slice`). Review pairs across parts depend on both
+sides, so the parts that share a fuzzy pair with a touched part are re-clustered too (their own
+results do not change). Removing mentions is not incremental: build a new state.
+
+>>> from kgctl.dedup.cluster import cluster
+>>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
+...       in enumerate([("copper nitrate", (("f", "A"),)), ("zinc oxide", ()),
+...                     ("Copper  nitrate", (("f", "B"),)), ("copper nitrates", ())])]
+>>> t = Thresholds(conflict_keys=("f",))
+>>> with State(None, t) as state:
+...     first = state.add(ms[:2])
+...     then = state.add(ms[2:])
+...     same = state.result().clusters == cluster(ms, t).clusters
+>>> same, first, then
+(True, 2, 3)
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import duckdb
+
+from kgctl.dedup.cluster import (
+    MAX_BLOCK,
+    Cluster,
+    Mention,
+    Pair,
+    Result,
+    Thresholds,
+    block_keys,
+    block_scores,
+    cluster,
+    profile_names,
+    starts_slice,
+)
+from kgctl.dedup.keys import locant_signature
+from kgctl.dedup.tables import columns, insert, objects
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, paper VARCHAR, labels VARCHAR[],
+    keys STRUCT(kind VARCHAR, value VARCHAR)[], sig VARCHAR, part VARCHAR);
+CREATE TABLE IF NOT EXISTS mname (iri VARCHAR, name VARCHAR);
+CREATE TABLE IF NOT EXISTS mkey (iri VARCHAR, kv VARCHAR);
+CREATE TABLE IF NOT EXISTS bname (bkey VARCHAR, name VARCHAR, cut BOOLEAN, label VARCHAR);
+CREATE TABLE IF NOT EXISTS fpair (bkey VARCHAR, label VARCHAR, a VARCHAR, b VARCHAR,
+    score DOUBLE);
+CREATE TABLE IF NOT EXISTS member (part VARCHAR, iri VARCHAR, cluster VARCHAR);
+CREATE TABLE IF NOT EXISTS outcome (pa VARCHAR, pb VARCHAR, kind VARCHAR, a VARCHAR, b VARCHAR,
+    score DOUBLE, method VARCHAR, evidence VARCHAR);
+"""
+
+
+class State:
+    """Clusters kept in the DuckDB database at `path` (None: in memory) for one set of
+    thresholds and reviews."""
+
+    def __init__(self, path: Path | None, thresholds: Thresholds, *,
+                 accept: Iterable[tuple[str, str]] = (), reject: Iterable[tuple[str, str]] = ()):
+        self.t = thresholds
+        self.accept, self.reject = sorted(accept), sorted(reject)
+        self.con = duckdb.connect(":memory:" if path is None else str(path))
+        self.con.execute(TABLES)
+
+    def __enter__(self) -> State:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.con.close()
+
+    def add(self, mentions: Sequence[Mention]) -> int:
+        """Cluster new mentions (IRIs not seen before) with the parts they touch; returns the
+        number of mentions re-clustered."""
+        names = {m.iri: profile_names(m.labels, m.paper, self.t.name_scope) for m in mentions}
+        self._append(mentions, names)
+        fresh = sorted(set().union(*names.values()) - self._known(names))
+        changed = self._rescore(fresh) if self.t.name_scope == "global" else set()
+        touched = self._touched(mentions, names, changed)
+        ring = self._ring(touched, [m.iri for m in mentions])
+        subset = self._mentions(touched | ring, [m.iri for m in mentions])
+        self._recluster(subset, ring)
+        return len(subset)
+
+    def _append(self, mentions: Sequence[Mention], names: dict[str, frozenset[str]]) -> None:
+        merge = set(self.t.merge_keys)
+        insert(self.con, "mention", {
+            "iri": objects(m.iri for m in mentions), "paper": objects(m.paper for m in mentions),
+            "labels": objects(list(m.labels) for m in mentions),
+            "keys": objects([{"kind": k, "value": v} for k, v in m.keys] for m in mentions),
+            "sig": objects(_sig(names[m.iri], m.keys) for m in mentions),
+            "part": objects(None for _ in mentions)})
+        rows = [(m.iri, n) for m in mentions for n in sorted(names[m.iri])]
+        if rows:
+            insert(self.con, "mname", columns(rows, "iri name"))
+        rows = [(m.iri, json.dumps(kv)) for m in mentions for kv in m.keys if kv[0] in merge]
+        if rows:
+            insert(self.con, "mkey", columns(rows, "iri kv"))
+
+    def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
+        """Names of the new mentions that earlier mentions have too."""
+        self._values("new_names", set().union(*names.values()))
+        return {n for (n,) in self.con.execute(
+            "SELECT DISTINCT name FROM mname JOIN mention USING (iri) "
+            "WHERE part IS NOT NULL AND name IN (SELECT v FROM new_names)").fetchall()}
+
+    def _rescore(self, fresh: list[str]) -> set[str]:
+        """Put fresh names in their blocks and re-score the slices they change; returns the names
+        of pairs that appeared or disappeared."""
+        if not fresh:
+            return set()
+        rows = [(key, n, starts_slice(n)) for n in fresh for key in block_keys(n)]
+        keys = sorted({r[0] for r in rows})
+        self._values("new_blocks", keys)
+        sizes = dict(self.con.execute("SELECT bkey, count(*) FROM bname WHERE bkey IN (SELECT v "
+                                      "FROM new_blocks) GROUP BY bkey").fetchall())
+        insert(self.con, "bname", columns([(*r, "") for r in rows], "bkey name cut label"))
+        added = defaultdict(list)
+        for key, n, _ in rows:
+            added[key].append(n)
+        old, new = set(), set()  # (block, label) of slices before and after
+        labels = []  # (block, name, label) of fresh names in sliced blocks
+        for key, names in added.items():
+            names = set(names)
+            before, after = sizes.get(key, 0), sizes.get(key, 0) + len(names)
+            if after <= MAX_BLOCK:
+                old.add((key, ""))
+                new.add((key, ""))
+            elif before <= MAX_BLOCK:  # the block is sliced from now on
+                self.con.execute("""UPDATE bname SET label = s.label FROM (SELECT name,
+                    coalesce(max(CASE WHEN cut THEN name END) OVER (ORDER BY name ROWS
+                    UNBOUNDED PRECEDING), '') AS label FROM bname WHERE bkey = ?) s
+                    WHERE bkey = ? AND bname.name = s.name""", [key, key])
+                old.add((key, ""))
+                new.update((key, lab) for (lab,) in self.con.execute(
+                    "SELECT DISTINCT label FROM bname WHERE bkey = ?", [key]).fetchall())
+            else:
+                cuts = [n for (n,) in self.con.execute(
+                    "SELECT name FROM bname WHERE bkey = ? AND cut ORDER BY name", [key]
+                ).fetchall()]
+                olds = [c for c in cuts if c not in names]
+                for n in sorted(names):
+                    was = olds[bisect_right(olds, n) - 1] if olds and olds[0] <= n else ""
+                    now = cuts[bisect_right(cuts, n) - 1] if cuts and cuts[0] <= n else ""
+                    old.add((key, was))
+                    new.update(((key, was), (key, now)))
+                    labels.append((key, n, now))
+                    if now == n:  # a new cut: the rest of its slice moves to it
+                        self.con.execute("UPDATE bname SET label = ? WHERE bkey = ? AND "
+                                         "name >= ? AND label < ?", [n, key, n, n])
+        if labels:
+            self.con.register("labels", columns(labels, "bkey name label"))
+            self.con.execute("UPDATE bname SET label = l.label FROM labels l WHERE "
+                             "bname.bkey = l.bkey AND bname.name = l.name")
+            self.con.unregister("labels")
+        self.con.register("slices", columns(sorted(old), "bkey label"))
+        gone = set(self.con.execute("SELECT a, b, score FROM fpair JOIN slices USING (bkey, "
+                                    "label)").fetchall())
+        self.con.execute("DELETE FROM fpair USING slices s WHERE fpair.bkey = s.bkey AND "
+                         "fpair.label = s.label")
+        self.con.register("slices", columns(sorted(new), "bkey label"))
+        found = []
+        for key, label, names in self.con.execute(
+                "SELECT bkey, label, list(name ORDER BY name) FROM bname JOIN slices USING "
+                "(bkey, label) GROUP BY bkey, label HAVING count(*) > 1").fetchall():
+            found += [(key, label, names[r], names[c], score)
+                      for r, c, score in block_scores(names, self.t.review)]
+        self.con.unregister("slices")
+        if found:
+            insert(self.con, "fpair", columns(found, "bkey label a b score"))
+        diff = gone ^ {(a, b, s) for *_, a, b, s in found}
+        return {n for a, b, _ in diff for n in (a, b)}
+
+    def _touched(self, mentions: Sequence[Mention], names: dict[str, frozenset[str]],
+                 changed: set[str]) -> set[str]:
+        """Earlier parts sharing a profile, name, merge key or changed fuzzy pair with the new
+        mentions, or linked to those by a review acceptance."""
+        self._values("sigs", {_sig(names[m.iri], m.keys) for m in mentions})
+        self._values("hit", changed | set().union(*names.values()))
+        self._values("kvs", {json.dumps(kv) for m in mentions for kv in m.keys
+                             if kv[0] in self.t.merge_keys})
+        parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM mention WHERE
+            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR iri IN (SELECT iri FROM mname
+            WHERE name IN (SELECT v FROM hit)) OR iri IN (SELECT iri FROM mkey WHERE kv IN
+            (SELECT v FROM kvs)))""").fetchall()}
+        iris = {m.iri for m in mentions}
+        while True:  # acceptances join parts
+            inside = iris | self._iris(parts)
+            others = sorted({b for pair in self.accept for a, b in (pair, pair[::-1])
+                             if a in inside and b not in inside})
+            self._values("others", others)
+            more = {p for (p,) in self.con.execute(
+                "SELECT DISTINCT part FROM mention WHERE part IS NOT NULL AND "
+                "iri IN (SELECT v FROM others)").fetchall()} - parts
+            if not more:
+                return parts
+            parts |= more
+
+    def _iris(self, parts: set[str]) -> set[str]:
+        self._values("parts", parts)
+        return {i for (i,) in self.con.execute(
+            "SELECT iri FROM mention WHERE part IN (SELECT v FROM parts)").fetchall()}
+
+    def _values(self, name: str, values: Iterable[str]) -> None:
+        """A one-column relation `name` (column v) to join with."""
+        self.con.register(name, {"v": objects(sorted(values))})
+
+    def _ring(self, touched: set[str], new: list[str]) -> set[str]:
+        """Untouched parts with a fuzzy pair to a touched part or a new mention."""
+        if self.t.name_scope != "global":
+            return set()
+        self._values("parts", touched)
+        self._values("new_iris", new)
+        return {p for (p,) in self.con.execute("""WITH n AS (SELECT DISTINCT name FROM mname
+            JOIN mention USING (iri) WHERE part IN (SELECT v FROM parts) OR iri IN
+            (SELECT v FROM new_iris)),
+            o AS (SELECT b AS name FROM fpair JOIN n ON a = n.name UNION
+                  SELECT a FROM fpair JOIN n ON b = n.name)
+            SELECT DISTINCT part FROM mention JOIN mname USING (iri) JOIN o USING (name)
+            WHERE part IS NOT NULL""").fetchall()} - touched
+
+    def _mentions(self, parts: set[str], new: list[str]) -> list[Mention]:
+        self._values("parts", parts)
+        self._values("new_iris", new)
+        return [Mention(iri=i, paper=p, labels=tuple(labels),
+                        keys=tuple((k["kind"], k["value"]) for k in keys))
+                for i, p, labels, keys in self.con.execute(
+                    "SELECT iri, paper, labels, keys FROM mention WHERE part IN (SELECT v FROM "
+                    "parts) OR iri IN (SELECT v FROM new_iris) ORDER BY iri").fetchall()]
+
+    def _recluster(self, subset: list[Mention], ring: set[str]) -> None:
+        """Cluster the subset and replace the results of its parts, except the ring's."""
+        names = sorted({n for m in subset
+                        for n in profile_names(m.labels, m.paper, self.t.name_scope)})
+        self._values("names", names)
+        pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
+                                 "FROM names) AND b IN (SELECT v FROM names)").fetchall()
+        iris = {m.iri for m in subset}
+        result = cluster(subset, self.t, fuzzy=pairs,
+                         accept=[p for p in self.accept if set(p) <= iris],
+                         reject=[p for p in self.reject if set(p) <= iris])
+        part = self._parts(subset, pairs)
+        ring_iris = {i for i in iris if part[i] in ring}
+        self._values("iris", iris)
+        self._values("old", {p for (p,) in self.con.execute(
+            "SELECT DISTINCT part FROM mention WHERE iri IN (SELECT v FROM iris)").fetchall()
+            if p is not None and p not in ring})
+        sql = self.con.execute
+        sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
+        sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
+        moved = [(i, p) for i, p in part.items() if i not in ring_iris]
+        if moved:
+            self.con.register("moved", columns(moved, "iri part"))
+            sql("UPDATE mention SET part = moved.part FROM moved WHERE mention.iri = moved.iri")
+            self.con.unregister("moved")
+        members = [(part[c.members[0]], m, c.members[0]) for c in result.clusters
+                   for m in c.members if c.members[0] not in ring_iris]
+        if members:
+            insert(self.con, "member", columns(members, "part iri cluster"))
+        outcomes = [(part[p.a], part[p.b], kind, p.a, p.b, p.score, p.method, p.evidence)
+                    for kind, items in (("decision", result.decisions), ("grey", result.grey),
+                                        ("refused", result.refused))
+                    for p in items if p.a not in ring_iris or p.b not in ring_iris]
+        if outcomes:
+            insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
+
+    def _parts(self, subset: list[Mention], pairs: list[tuple]) -> dict[str, str]:
+        """Each mention's part, named by its smallest IRI."""
+        parent = {m.iri: m.iri for m in subset}
+
+        def find(i: str) -> str:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        def union(a: str, b: str) -> None:
+            ra, rb = sorted((find(a), find(b)))
+            parent[rb] = ra
+
+        first: dict[object, str] = {}
+        mergeable = {(a, b) for score, a, b in pairs
+                     if score >= self.t.merge and locant_signature(a) == locant_signature(b)}
+        for m in subset:
+            names = profile_names(m.labels, m.paper, self.t.name_scope)
+            atoms = [("sig", _sig(names, m.keys)), *(("name", n) for n in names),
+                     *(("key", kv) for kv in m.keys if kv[0] in self.t.merge_keys)]
+            for atom in atoms:
+                union(first.setdefault(atom, m.iri), m.iri)
+        by_name = {atom[1]: iri for atom, iri in first.items() if atom[0] == "name"}
+        for a, b in mergeable:
+            union(by_name[a], by_name[b])
+        for a, b in self.accept:
+            if a in parent and b in parent:
+                union(a, b)
+        return {i: find(i) for i in parent}
+
+    def result(self) -> Result:
+        """All clusters (in the in-memory engine's order) and decisions (as sets: sorted)."""
+        conflict = set(self.t.conflict_keys)
+        clusters: dict[str, Cluster] = {}
+        for cid, iri, labels, keys in self.con.execute(
+                "SELECT cluster, iri, labels, keys FROM member JOIN mention USING (iri) "
+                "ORDER BY cluster, iri").fetchall():
+            c = clusters.setdefault(cid, Cluster(members=[], keys={}, labels=[]))
+            c.members.append(iri)
+            c.labels = sorted(set(c.labels) | set(labels))
+            for k in keys:
+                if k["kind"] in conflict:
+                    c.keys[k["kind"]] = min(c.keys.get(k["kind"], k["value"]), k["value"])
+        out = Result(clusters=list(clusters.values()))
+        for kind, a, b, score, method, evidence in self.con.execute(
+                "SELECT kind, a, b, score, method, evidence FROM outcome").fetchall():
+            getattr(out, {"decision": "decisions"}.get(kind, kind)).append(Pair(
+                a=a, b=b, score=score, method=method, evidence=evidence,
+                accepted=kind == "decision"))
+        for items in (out.decisions, out.grey, out.refused):
+            items.sort(key=_order)
+        return out
+
+
+def _order(p: Pair) -> tuple:
+    return p.a, p.b, p.method, p.evidence
+
+
+def _sig(names: frozenset[str], keys: Iterable[tuple[str, str]]) -> str:
+    return json.dumps([sorted(names), sorted(set(keys))])
