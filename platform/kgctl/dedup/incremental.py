@@ -51,14 +51,15 @@ from kgctl.dedup.keys import locant_signature
 from kgctl.dedup.tables import columns, insert, objects
 
 TABLES = """
-CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, paper VARCHAR, labels VARCHAR[],
-    keys STRUCT(kind VARCHAR, value VARCHAR)[], sig VARCHAR, part VARCHAR);
-CREATE TABLE IF NOT EXISTS mname (iri VARCHAR, name VARCHAR);
-CREATE TABLE IF NOT EXISTS mkey (iri VARCHAR, kv VARCHAR);
+CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, sig VARCHAR);
+CREATE TABLE IF NOT EXISTS profile (sig VARCHAR, rep VARCHAR, paper VARCHAR, labels VARCHAR[],
+    part VARCHAR);
+CREATE TABLE IF NOT EXISTS mname (sig VARCHAR, name VARCHAR);
+CREATE TABLE IF NOT EXISTS mkey (sig VARCHAR, kv VARCHAR);
 CREATE TABLE IF NOT EXISTS bname (bkey VARCHAR, name VARCHAR, cut BOOLEAN, label VARCHAR);
 CREATE TABLE IF NOT EXISTS fpair (bkey VARCHAR, label VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE);
-CREATE TABLE IF NOT EXISTS member (part VARCHAR, iri VARCHAR, cluster VARCHAR);
+CREATE TABLE IF NOT EXISTS member (part VARCHAR, sig VARCHAR, cluster VARCHAR);
 CREATE TABLE IF NOT EXISTS outcome (pa VARCHAR, pb VARCHAR, kind VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE, method VARCHAR, evidence VARCHAR);
 """
@@ -83,38 +84,55 @@ class State:
 
     def add(self, mentions: Sequence[Mention]) -> int:
         """Cluster new mentions (IRIs not seen before) with the parts they touch; returns the
-        number of mentions re-clustered."""
-        names = {m.iri: profile_names(m.labels, m.paper, self.t.name_scope) for m in mentions}
-        self._append(mentions, names)
+        number of profiles (mentions with the same names and keys) re-clustered."""
+        groups: dict[str, list[Mention]] = defaultdict(list)
+        names: dict[str, frozenset[str]] = {}
+        for m in mentions:
+            found = profile_names(m.labels, m.paper, self.t.name_scope)
+            sig = _sig(found, m.keys)
+            groups[sig].append(m)
+            names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
+        self._append(groups, names)
         changed = self._rescore(fresh) if self.t.name_scope == "global" else set()
-        touched = self._touched(mentions, names, changed)
-        ring = self._ring(touched, [m.iri for m in mentions])
-        subset = self._mentions(touched | ring, [m.iri for m in mentions])
+        touched = self._touched(groups, names, changed)
+        ring = self._ring(touched, list(groups))
+        subset = self._mentions(touched | ring, list(groups))
         self._recluster(subset, ring)
         return len(subset)
 
-    def _append(self, mentions: Sequence[Mention], names: dict[str, frozenset[str]]) -> None:
-        merge = set(self.t.merge_keys)
-        insert(self.con, "mention", {
-            "iri": objects(m.iri for m in mentions), "paper": objects(m.paper for m in mentions),
-            "labels": objects(list(m.labels) for m in mentions),
-            "keys": objects([{"kind": k, "value": v} for k, v in m.keys] for m in mentions),
-            "sig": objects(_sig(names[m.iri], m.keys) for m in mentions),
-            "part": objects(None for _ in mentions)})
-        rows = [(m.iri, n) for m in mentions for n in sorted(names[m.iri])]
+    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]
+                ) -> None:
+        """New mentions, their new profiles; an earlier profile takes their labels (and their
+        IRI if smaller)."""
+        self._values("sigs", groups)
+        earlier = {sig: (r, labels, part) for sig, r, labels, part in self.con.execute(
+            "SELECT sig, rep, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
+        ).fetchall()}
+        self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
+        rows = []
+        for sig, ms in groups.items():
+            first = min(ms, key=lambda m: m.iri)
+            r, labels, part = earlier.get(sig, (first.iri, [], None))
+            labels = sorted(set(labels).union(*(m.labels for m in ms)))
+            rows.append((sig, min(r, first.iri), first.paper, labels, part))
+        insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
+        insert(self.con, "mention", columns([(m.iri, sig) for sig, ms in groups.items()
+                                             for m in ms], "iri sig"))
+        new = [sig for sig in groups if sig not in earlier]
+        rows = [(sig, n) for sig in new for n in sorted(names[sig])]
         if rows:
-            insert(self.con, "mname", columns(rows, "iri name"))
-        rows = [(m.iri, json.dumps(kv)) for m in mentions for kv in m.keys if kv[0] in merge]
+            insert(self.con, "mname", columns(rows, "sig name"))
+        rows = [(sig, json.dumps(kv)) for sig in new for kv in json.loads(sig)[1]
+                if kv[0] in self.t.merge_keys]
         if rows:
-            insert(self.con, "mkey", columns(rows, "iri kv"))
+            insert(self.con, "mkey", columns(rows, "sig kv"))
 
     def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
         """Names of the new mentions that earlier mentions have too."""
         self._values("new_names", set().union(*names.values()))
         return {n for (n,) in self.con.execute(
-            "SELECT DISTINCT name FROM mname JOIN mention USING (iri) "
-            "WHERE part IS NOT NULL AND name IN (SELECT v FROM new_names)").fetchall()}
+            "SELECT DISTINCT name FROM mname WHERE name IN (SELECT v FROM new_names)").fetchall()}
 
     def _rescore(self, fresh: list[str]) -> set[str]:
         """Put fresh names in their blocks and re-score the slices they change; returns the names
@@ -183,35 +201,31 @@ class State:
         diff = gone ^ {(a, b, s) for *_, a, b, s in found}
         return {n for a, b, _ in diff for n in (a, b)}
 
-    def _touched(self, mentions: Sequence[Mention], names: dict[str, frozenset[str]],
+    def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
                  changed: set[str]) -> set[str]:
         """Earlier parts sharing a profile, name, merge key or changed fuzzy pair with the new
         mentions, or linked to those by a review acceptance."""
-        self._values("sigs", {_sig(names[m.iri], m.keys) for m in mentions})
+        self._values("sigs", groups)
         self._values("hit", changed | set().union(*names.values()))
-        self._values("kvs", {json.dumps(kv) for m in mentions for kv in m.keys
+        self._values("kvs", {json.dumps(kv) for sig in groups for kv in json.loads(sig)[1]
                              if kv[0] in self.t.merge_keys})
-        parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM mention WHERE
-            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR iri IN (SELECT iri FROM mname
-            WHERE name IN (SELECT v FROM hit)) OR iri IN (SELECT iri FROM mkey WHERE kv IN
+        parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM profile WHERE
+            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR sig IN (SELECT sig FROM mname
+            WHERE name IN (SELECT v FROM hit)) OR sig IN (SELECT sig FROM mkey WHERE kv IN
             (SELECT v FROM kvs)))""").fetchall()}
-        iris = {m.iri for m in mentions}
+        if not self.accept:
+            return parts
+        self._values("reviewed", {i for pair in self.accept for i in pair})
+        part_of = dict(self.con.execute(
+            "SELECT iri, coalesce(part, '') FROM mention JOIN profile USING (sig) "
+            "WHERE iri IN (SELECT v FROM reviewed)").fetchall())
         while True:  # acceptances join parts
-            inside = iris | self._iris(parts)
-            others = sorted({b for pair in self.accept for a, b in (pair, pair[::-1])
-                             if a in inside and b not in inside})
-            self._values("others", others)
-            more = {p for (p,) in self.con.execute(
-                "SELECT DISTINCT part FROM mention WHERE part IS NOT NULL AND "
-                "iri IN (SELECT v FROM others)").fetchall()} - parts
+            more = {part_of[b] for pair in self.accept for a, b in (pair, pair[::-1])
+                    if a in part_of and b in part_of and part_of[a] in parts | {""}
+                    and part_of[b] not in parts | {""}}
             if not more:
                 return parts
             parts |= more
-
-    def _iris(self, parts: set[str]) -> set[str]:
-        self._values("parts", parts)
-        return {i for (i,) in self.con.execute(
-            "SELECT iri FROM mention WHERE part IN (SELECT v FROM parts)").fetchall()}
 
     def _values(self, name: str, values: Iterable[str]) -> None:
         """A one-column relation `name` (column v) to join with."""
@@ -222,63 +236,69 @@ class State:
         if self.t.name_scope != "global":
             return set()
         self._values("parts", touched)
-        self._values("new_iris", new)
+        self._values("sigs", new)
         return {p for (p,) in self.con.execute("""WITH n AS (SELECT DISTINCT name FROM mname
-            JOIN mention USING (iri) WHERE part IN (SELECT v FROM parts) OR iri IN
-            (SELECT v FROM new_iris)),
+            JOIN profile USING (sig) WHERE part IN (SELECT v FROM parts) OR sig IN
+            (SELECT v FROM sigs)),
             o AS (SELECT b AS name FROM fpair JOIN n ON a = n.name UNION
                   SELECT a FROM fpair JOIN n ON b = n.name)
-            SELECT DISTINCT part FROM mention JOIN mname USING (iri) JOIN o USING (name)
+            SELECT DISTINCT part FROM profile JOIN mname USING (sig) JOIN o USING (name)
             WHERE part IS NOT NULL""").fetchall()} - touched
 
-    def _mentions(self, parts: set[str], new: list[str]) -> list[Mention]:
+    def _mentions(self, parts: set[str], new: list[str]) -> list[tuple[str, Mention]]:
+        """(profile, mention) of the profiles in `parts` or `new`: each profile's first
+        mention, with the labels of all, and the mentions named in reviews."""
         self._values("parts", parts)
-        self._values("new_iris", new)
-        return [Mention(iri=i, paper=p, labels=tuple(labels),
-                        keys=tuple((k["kind"], k["value"]) for k in keys))
-                for i, p, labels, keys in self.con.execute(
-                    "SELECT iri, paper, labels, keys FROM mention WHERE part IN (SELECT v FROM "
-                    "parts) OR iri IN (SELECT v FROM new_iris) ORDER BY iri").fetchall()]
+        self._values("sigs", new)
+        self._values("reviewed", {i for pair in self.accept + self.reject for i in pair})
+        return [(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
+                              keys=tuple(map(tuple, json.loads(sig)[1]))))
+                for sig, iri, paper, labels in self.con.execute("""
+                WITH p AS (SELECT * FROM profile WHERE part IN (SELECT v FROM parts)
+                           OR sig IN (SELECT v FROM sigs))
+                SELECT sig, rep, paper, labels FROM p UNION
+                SELECT sig, iri, paper, labels FROM p JOIN mention USING (sig)
+                WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
 
-    def _recluster(self, subset: list[Mention], ring: set[str]) -> None:
+    def _recluster(self, subset: list[tuple[str, Mention]], ring: set[str]) -> None:
         """Cluster the subset and replace the results of its parts, except the ring's."""
-        names = sorted({n for m in subset
-                        for n in profile_names(m.labels, m.paper, self.t.name_scope)})
+        sig_of = {m.iri: sig for sig, m in subset}
+        names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
         self._values("names", names)
         pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
                                  "FROM names) AND b IN (SELECT v FROM names)").fetchall()
-        iris = {m.iri for m in subset}
-        result = cluster(subset, self.t, fuzzy=pairs,
-                         accept=[p for p in self.accept if set(p) <= iris],
-                         reject=[p for p in self.reject if set(p) <= iris])
+        result = cluster([m for _, m in subset], self.t, fuzzy=pairs,
+                         accept=[p for p in self.accept if set(p) <= sig_of.keys()],
+                         reject=[p for p in self.reject if set(p) <= sig_of.keys()])
         part = self._parts(subset, pairs)
-        ring_iris = {i for i in iris if part[i] in ring}
-        self._values("iris", iris)
+        self._values("sigs", set(sig_of.values()))
         self._values("old", {p for (p,) in self.con.execute(
-            "SELECT DISTINCT part FROM mention WHERE iri IN (SELECT v FROM iris)").fetchall()
+            "SELECT DISTINCT part FROM profile WHERE sig IN (SELECT v FROM sigs)").fetchall()
             if p is not None and p not in ring})
         sql = self.con.execute
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
         sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
-        moved = [(i, p) for i, p in part.items() if i not in ring_iris]
+        moved = [(sig, p) for sig, p in part.items() if p not in ring]
         if moved:
-            self.con.register("moved", columns(moved, "iri part"))
-            sql("UPDATE mention SET part = moved.part FROM moved WHERE mention.iri = moved.iri")
+            self.con.register("moved", columns(moved, "sig part"))
+            sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
             self.con.unregister("moved")
-        members = [(part[c.members[0]], m, c.members[0]) for c in result.clusters
-                   for m in c.members if c.members[0] not in ring_iris]
+        members = {(part[sig_of[m]], sig_of[m], c.members[0]) for c in result.clusters
+                   for m in c.members if part[sig_of[m]] not in ring}
         if members:
-            insert(self.con, "member", columns(members, "part iri cluster"))
-        outcomes = [(part[p.a], part[p.b], kind, p.a, p.b, p.score, p.method, p.evidence)
+            insert(self.con, "member", columns(sorted(members), "part sig cluster"))
+        outcomes = [(pa, pb, kind, p.a, p.b, p.score, p.method, p.evidence)
                     for kind, items in (("decision", result.decisions), ("grey", result.grey),
                                         ("refused", result.refused))
-                    for p in items if p.a not in ring_iris or p.b not in ring_iris]
+                    for p in items
+                    for pa, pb in [(part[sig_of[p.a]], part[sig_of[p.b]])]
+                    if pa not in ring or pb not in ring]
         if outcomes:
             insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
 
-    def _parts(self, subset: list[Mention], pairs: list[tuple]) -> dict[str, str]:
-        """Each mention's part, named by its smallest IRI."""
-        parent = {m.iri: m.iri for m in subset}
+    def _parts(self, subset: list[tuple[str, Mention]], pairs: list[tuple]) -> dict[str, str]:
+        """Each profile's part, named by its smallest IRI."""
+        parent = {m.iri: m.iri for _, m in subset}
 
         def find(i: str) -> str:
             while parent[i] != i:
@@ -291,35 +311,34 @@ class State:
             parent[rb] = ra
 
         first: dict[object, str] = {}
-        mergeable = {(a, b) for score, a, b in pairs
-                     if score >= self.t.merge and locant_signature(a) == locant_signature(b)}
-        for m in subset:
-            names = profile_names(m.labels, m.paper, self.t.name_scope)
-            atoms = [("sig", _sig(names, m.keys)), *(("name", n) for n in names),
-                     *(("key", kv) for kv in m.keys if kv[0] in self.t.merge_keys)]
+        for sig, m in subset:
+            names, keys = json.loads(sig)
+            atoms = [("sig", sig), *(("name", n) for n in names),
+                     *(("key", tuple(kv)) for kv in keys if kv[0] in self.t.merge_keys)]
             for atom in atoms:
                 union(first.setdefault(atom, m.iri), m.iri)
         by_name = {atom[1]: iri for atom, iri in first.items() if atom[0] == "name"}
-        for a, b in mergeable:
-            union(by_name[a], by_name[b])
+        for score, a, b in pairs:
+            if score >= self.t.merge and locant_signature(a) == locant_signature(b):
+                union(by_name[a], by_name[b])
         for a, b in self.accept:
             if a in parent and b in parent:
                 union(a, b)
-        return {i: find(i) for i in parent}
+        return {sig: find(m.iri) for sig, m in subset}
 
     def result(self) -> Result:
         """All clusters (in the in-memory engine's order) and decisions (as sets: sorted)."""
         conflict = set(self.t.conflict_keys)
         clusters: dict[str, Cluster] = {}
-        for cid, iri, labels, keys in self.con.execute(
-                "SELECT cluster, iri, labels, keys FROM member JOIN mention USING (iri) "
-                "ORDER BY cluster, iri").fetchall():
+        for cid, sig, labels, iris in self.con.execute(
+                "SELECT cluster, sig, labels, list(iri ORDER BY iri) FROM member JOIN profile "
+                "USING (sig) JOIN mention USING (sig) GROUP BY ALL ORDER BY cluster").fetchall():
             c = clusters.setdefault(cid, Cluster(members=[], keys={}, labels=[]))
-            c.members.append(iri)
+            c.members = sorted(c.members + iris)
             c.labels = sorted(set(c.labels) | set(labels))
-            for k in keys:
-                if k["kind"] in conflict:
-                    c.keys[k["kind"]] = min(c.keys.get(k["kind"], k["value"]), k["value"])
+            for kind, value in json.loads(sig)[1]:
+                if kind in conflict:
+                    c.keys[kind] = min(c.keys.get(kind, value), value)
         out = Result(clusters=list(clusters.values()))
         for kind, a, b, score, method, evidence in self.con.execute(
                 "SELECT kind, a, b, score, method, evidence FROM outcome").fetchall():
@@ -336,4 +355,4 @@ def _order(p: Pair) -> tuple:
 
 
 def _sig(names: frozenset[str], keys: Iterable[tuple[str, str]]) -> str:
-    return json.dumps([sorted(names), sorted(set(keys))])
+    return json.dumps([sorted(names), sorted(set(map(tuple, keys)))])
