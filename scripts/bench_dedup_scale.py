@@ -6,7 +6,10 @@
     python scripts/bench_dedup_scale.py scale --mentions 20000000 --vocab 1000000 --memory 2GB
         writes the mentions to Parquet in batches (one process), then clusters them out of core
         (another process) and prints its time, peak RSS and memory_limit
-    python scripts/bench_dedup_scale.py incremental --existing 1000000
+    python scripts/bench_dedup_scale.py incremental --existing 100000,1000000 --new 1000,4000
+        k new mentions clustered into a kept state of N earlier ones (kgctl.dedup.incremental):
+        time per N and k, and the ratios
+    python scripts/bench_dedup_scale.py canonical --existing 1000000
         the time to assign canonical IRIs to new clusters against existing links, per new count
 
 The vocabulary: names built from chemical syllables with locants and hydration words; a share of
@@ -34,6 +37,7 @@ import duckdb
 import numpy as np
 
 from kgctl.dedup.cluster import Cluster, Mention, Thresholds, cluster
+from kgctl.dedup.incremental import State
 from kgctl.dedup.job import ENTITY_BASE, canonical_iris
 from kgctl.dedup.outofcore import OutOfCore
 from kgctl.dedup.spec import DedupSpec
@@ -86,9 +90,9 @@ def mention_rows(n: int, vocab: int, papers: int, start: int = 0):
         yield f"https://example.org/{paper}/m{i}", paper, label, keys
 
 
-def mentions(n: int, vocab: int, papers: int) -> list[Mention]:
+def mentions(n: int, vocab: int, papers: int, start: int = 0) -> list[Mention]:
     return [Mention(iri=iri, paper=paper, labels=(label,), keys=tuple(keys))
-            for iri, paper, label, keys in mention_rows(n, vocab, papers)]
+            for iri, paper, label, keys in mention_rows(n, vocab, papers, start)]
 
 
 def write_parquet(out: Path, n: int, vocab: int, papers: int) -> None:
@@ -180,13 +184,46 @@ def _cluster_files(data: str, memory: str, workdir: str) -> None:
 
 
 def incremental(args) -> None:
+    """k new mentions clustered into a kept state of N earlier ones, for two N and two k."""
+    sizes = [int(n) for n in args.existing.split(",")]
+    news = [int(k) for k in args.new.split(",")]
+    times: dict[tuple[int, int], float] = {}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+            t0 = time.perf_counter()
+            with State(Path(tmp) / "state.duckdb", THRESHOLDS) as state:
+                state.add(mentions(n, args.vocab, args.papers))
+                print(f"{n} existing mentions (vocabulary {args.vocab}) clustered into the state "
+                      f"in {time.perf_counter() - t0:.0f} s", flush=True)
+                start = n
+                for k in news:
+                    new = mentions(k, args.vocab, args.papers, start)
+                    start += k
+                    t0 = time.perf_counter()
+                    redone = state.add(new)
+                    times[n, k] = time.perf_counter() - t0
+                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone} profiles "
+                          f"re-clustered)", flush=True)
+    for k in news:
+        print(f"{k} new mentions: {times[sizes[-1], k]:.2f} s against {sizes[-1]} existing, "
+              f"{times[sizes[0], k]:.2f} s against {sizes[0]}: ratio "
+              f"{times[sizes[-1], k] / times[sizes[0], k]:.2f} for {sizes[-1] / sizes[0]:.0f}x "
+              f"the corpus")
+    for n in sizes:
+        ratio = times[n, news[-1]] / times[n, news[0]]
+        print(f"against {n}: {news[-1]} new mentions take {ratio:.2f}x the time of {news[0]} "
+              f"({news[-1] / news[0]:.0f}x the mentions)")
+
+
+def canonical(args) -> None:
     """Canonical IRIs of new clusters against earlier links: every new cluster has the name of
     an earlier entity and shares it with others, so each minted IRI collides and is numbered."""
     spec = DedupSpec(name="chemical", classes=("https://example.org/C",), labels=())
     base = f"{ENTITY_BASE}chemical/"
-    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(args.existing)}
+    existing = int(args.existing.split(",")[-1])
+    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(existing)}
     used = set(old.values())  # made once per run, with the links read from the store
-    print(f"canonical IRIs for new clusters against {args.existing} existing links "
+    print(f"canonical IRIs for new clusters against {existing} existing links "
           f"({len(used)} canonical IRIs)")
     for n in (500, 2000, 8000, 32000):
         new = [Cluster(members=[f"https://example.org/new{i}"], keys={},
@@ -206,17 +243,20 @@ def main() -> None:
         _cluster_files(*sys.argv[2:5])
         return
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("compare", "scale", "incremental"))
+    parser.add_argument("what", choices=("compare", "scale", "incremental", "canonical"))
     parser.add_argument("--mentions", type=int, default=1_000_000)
     parser.add_argument("--vocab", type=int, default=100_000)
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--memory", default="2GB", help="DuckDB memory_limit")
-    parser.add_argument("--existing", type=int, default=1_000_000)
+    parser.add_argument("--existing", default="100000,1000000",
+                        help="incremental: sizes of the kept corpus; canonical: the last")
+    parser.add_argument("--new", default="1000,4000", help="incremental: new mentions added")
     parser.add_argument("--workdir", default=None, help="where the database and spill go")
     parser.add_argument("--data", default=None,
                         help="scale: Parquet mentions written before (by `_generate`)")
     args = parser.parse_args()
-    {"compare": compare, "scale": scale, "incremental": incremental}[args.what](args)
+    {"compare": compare, "scale": scale, "incremental": incremental,
+     "canonical": canonical}[args.what](args)
 
 
 if __name__ == "__main__":
