@@ -51,6 +51,7 @@ from kgctl.dedup.keys import locant_signature
 from kgctl.dedup.tables import columns, insert, objects
 
 TABLES = """
+CREATE TABLE IF NOT EXISTS setting (v VARCHAR);
 CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, sig VARCHAR);
 CREATE TABLE IF NOT EXISTS profile (sig VARCHAR, rep VARCHAR, paper VARCHAR, labels VARCHAR[],
     part VARCHAR);
@@ -75,6 +76,13 @@ class State:
         self.accept, self.reject = sorted(accept), sorted(reject)
         self.con = duckdb.connect(":memory:" if path is None else str(path))
         self.con.execute(TABLES)
+        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject])
+        kept = self.con.execute("SELECT v FROM setting").fetchall()
+        if not kept:
+            self.con.execute("INSERT INTO setting VALUES (?)", [setting])
+        elif kept[0][0] != json.dumps(json.loads(setting)):
+            self.con.close()
+            raise ValueError(f"{path}: kept for other thresholds or reviews: build a new state")
 
     def __enter__(self) -> State:
         return self
