@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import duckdb
+import numpy as np
+from rapidfuzz import fuzz, process
 
 from kgctl.dedup.cluster import (
     MAX_BLOCK,
@@ -156,14 +158,14 @@ class State:
         added = defaultdict(list)
         for key, n, _ in rows:
             added[key].append(n)
-        old, new = set(), set()  # (block, label) of slices before and after
+        # (block, label) of slices: replaced whole (old labels, new labels), or gaining names
+        old, new, grown = set(), set(), set()
         labels = []  # (block, name, label) of fresh names in sliced blocks
         for key, names in added.items():
             names = set(names)
             before, after = sizes.get(key, 0), sizes.get(key, 0) + len(names)
             if after <= MAX_BLOCK:
-                old.add((key, ""))
-                new.add((key, ""))
+                grown.add((key, ""))
             elif before <= MAX_BLOCK:  # the block is sliced from now on
                 self.con.execute("""UPDATE bname SET label = s.label FROM (SELECT name,
                     coalesce(max(CASE WHEN cut THEN name END) OVER (ORDER BY name ROWS
@@ -180,34 +182,51 @@ class State:
                 for n in sorted(names):
                     was = olds[bisect_right(olds, n) - 1] if olds and olds[0] <= n else ""
                     now = cuts[bisect_right(cuts, n) - 1] if cuts and cuts[0] <= n else ""
-                    old.add((key, was))
-                    new.update(((key, was), (key, now)))
                     labels.append((key, n, now))
                     if now == n:  # a new cut: the rest of its slice moves to it
+                        old.add((key, was))
+                        new.update(((key, was), (key, n)))
                         self.con.execute("UPDATE bname SET label = ? WHERE bkey = ? AND "
                                          "name >= ? AND label < ?", [n, key, n, n])
+                    else:
+                        grown.add((key, now))
         if labels:
             self.con.register("labels", columns(labels, "bkey name label"))
             self.con.execute("UPDATE bname SET label = l.label FROM labels l WHERE "
                              "bname.bkey = l.bkey AND bname.name = l.name")
             self.con.unregister("labels")
-        self.con.register("slices", columns(sorted(old), "bkey label"))
+        self.con.register("slices", columns(sorted(old), "bkey label") if old
+                          else {"bkey": objects([]), "label": objects([])})
         gone = set(self.con.execute("SELECT a, b, score FROM fpair JOIN slices USING (bkey, "
                                     "label)").fetchall())
         self.con.execute("DELETE FROM fpair USING slices s WHERE fpair.bkey = s.bkey AND "
                          "fpair.label = s.label")
-        self.con.register("slices", columns(sorted(new), "bkey label"))
         found = []
-        for key, label, names in self.con.execute(
-                "SELECT bkey, label, list(name ORDER BY name) FROM bname JOIN slices USING "
-                "(bkey, label) GROUP BY bkey, label HAVING count(*) > 1").fetchall():
+        for key, label, names in self._names(new):
             found += [(key, label, names[r], names[c], score)
                       for r, c, score in block_scores(names, self.t.review)]
-        self.con.unregister("slices")
+        news = set(fresh)
+        for key, label, names in self._names(grown - new):
+            queries = [n for n in names if n in news]
+            scores = process.cdist(queries, names, scorer=fuzz.ratio, dtype=np.uint8,
+                                   score_cutoff=self.t.review)
+            rows, cols = scores.nonzero()
+            found += sorted({(key, label, *sorted((queries[r], names[c])), score)
+                             for r, c, score in zip(rows.tolist(), cols.tolist(),
+                                                    scores[rows, cols].tolist(), strict=True)
+                             if queries[r] != names[c]})
         if found:
             insert(self.con, "fpair", columns(found, "bkey label a b score"))
         diff = gone ^ {(a, b, s) for *_, a, b, s in found}
         return {n for a, b, _ in diff for n in (a, b)}
+
+    def _names(self, slices: set[tuple[str, str]]) -> list[tuple[str, str, list[str]]]:
+        """The names of each slice of more than one, sorted."""
+        self.con.register("slices", columns(sorted(slices), "bkey label") if slices
+                          else {"bkey": objects([]), "label": objects([])})
+        return self.con.execute("SELECT bkey, label, list(name ORDER BY name) FROM bname JOIN "
+                                "slices USING (bkey, label) GROUP BY bkey, label HAVING "
+                                "count(*) > 1").fetchall()
 
     def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
                  changed: set[str]) -> set[str]:
