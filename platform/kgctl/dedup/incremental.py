@@ -54,7 +54,8 @@ from kgctl.dedup.tables import columns, insert, objects
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS setting (v VARCHAR);
-CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, sig VARCHAR);
+CREATE TABLE IF NOT EXISTS seen (paper VARCHAR);
+CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, sig VARCHAR, paper VARCHAR);
 CREATE TABLE IF NOT EXISTS profile (sig VARCHAR, rep VARCHAR, paper VARCHAR, labels VARCHAR[],
     part VARCHAR);
 CREATE TABLE IF NOT EXISTS mname (sig VARCHAR, name VARCHAR);
@@ -92,9 +93,17 @@ class State:
     def __exit__(self, *_: object) -> None:
         self.con.close()
 
-    def add(self, mentions: Sequence[Mention]) -> int:
-        """Cluster new mentions (IRIs not seen before) with the parts they touch; returns the
-        number of profiles (mentions with the same names and keys) re-clustered."""
+    def papers(self) -> set[str]:
+        """The papers whose mentions were added."""
+        return {p for (p,) in self.con.execute("SELECT paper FROM seen").fetchall()}
+
+    def add(self, mentions: Sequence[Mention], *, papers: Iterable[str] = ()) -> int:
+        """Cluster new mentions (IRIs not seen before), those of `papers` if given, with the
+        parts they touch; returns the number of profiles (mentions with the same names and
+        keys) re-clustered."""
+        papers = sorted(papers)
+        if papers:
+            insert(self.con, "seen", {"paper": objects(papers)})
         groups: dict[str, list[Mention]] = defaultdict(list)
         names: dict[str, frozenset[str]] = {}
         for m in mentions:
@@ -127,8 +136,8 @@ class State:
             labels = sorted(set(labels).union(*(m.labels for m in ms)))
             rows.append((sig, min(r, first.iri), first.paper, labels, part))
         insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
-        insert(self.con, "mention", columns([(m.iri, sig) for sig, ms in groups.items()
-                                             for m in ms], "iri sig"))
+        insert(self.con, "mention", columns([(m.iri, sig, m.paper) for sig, ms in groups.items()
+                                             for m in ms], "iri sig paper"))
         new = [sig for sig in groups if sig not in earlier]
         rows = [(sig, n) for sig in new for n in sorted(names[sig])]
         if rows:
@@ -195,8 +204,7 @@ class State:
             self.con.execute("UPDATE bname SET label = l.label FROM labels l WHERE "
                              "bname.bkey = l.bkey AND bname.name = l.name")
             self.con.unregister("labels")
-        self.con.register("slices", columns(sorted(old), "bkey label") if old
-                          else {"bkey": objects([]), "label": objects([])})
+        self.con.register("slices", columns(sorted(old), "bkey label"))
         gone = set(self.con.execute("SELECT a, b, score FROM fpair JOIN slices USING (bkey, "
                                     "label)").fetchall())
         self.con.execute("DELETE FROM fpair USING slices s WHERE fpair.bkey = s.bkey AND "
@@ -222,8 +230,7 @@ class State:
 
     def _names(self, slices: set[tuple[str, str]]) -> list[tuple[str, str, list[str]]]:
         """The names of each slice of more than one, sorted."""
-        self.con.register("slices", columns(sorted(slices), "bkey label") if slices
-                          else {"bkey": objects([]), "label": objects([])})
+        self.con.register("slices", columns(sorted(slices), "bkey label"))
         return self.con.execute("SELECT bkey, label, list(name ORDER BY name) FROM bname JOIN "
                                 "slices USING (bkey, label) GROUP BY bkey, label HAVING "
                                 "count(*) > 1").fetchall()
@@ -284,7 +291,7 @@ class State:
                 WITH p AS (SELECT * FROM profile WHERE part IN (SELECT v FROM parts)
                            OR sig IN (SELECT v FROM sigs))
                 SELECT sig, rep, paper, labels FROM p UNION
-                SELECT sig, iri, paper, labels FROM p JOIN mention USING (sig)
+                SELECT sig, iri, mention.paper, labels FROM p JOIN mention USING (sig)
                 WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
 
     def _recluster(self, subset: list[tuple[str, Mention]], ring: set[str]) -> None:
@@ -352,6 +359,14 @@ class State:
             if a in parent and b in parent:
                 union(a, b)
         return {sig: find(m.iri) for sig, m in subset}
+
+    def paper_of(self) -> dict[str, str]:
+        """Every mention's paper."""
+        return dict(self.con.execute("SELECT iri, paper FROM mention").fetchall())
+
+    def labels(self) -> dict[str, list[str]]:
+        """The labels of each profile, by the IRI its decisions name."""
+        return dict(self.con.execute("SELECT rep, labels FROM profile").fetchall())
 
     def result(self) -> Result:
         """All clusters (in the in-memory engine's order) and decisions (as sets: sorted)."""

@@ -40,8 +40,10 @@ def objects(values: Iterable) -> np.ndarray:
 
 
 def columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
-    columns = zip(*rows, strict=True)
-    return {name: objects(col) for name, col in zip(names.split(), columns, strict=True)}
+    """Rows as named columns (no rows: empty columns)."""
+    fields = names.split()
+    cols = list(zip(*rows, strict=True)) or [()] * len(fields)
+    return {name: objects(col) for name, col in zip(fields, cols, strict=True)}
 
 
 class Outputs:
