@@ -7,7 +7,7 @@ name, a review acceptance, fuzzy names at the merge threshold with the same loca
 influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
 in-memory engine over those parts' mentions: same evidence, same order, hence the same clusters
 and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
-re-scores only the slices it falls in (`starts_slice`). Review pairs across parts depend on both
+re-scores only the slices it falls in (`kgctl.dedup.slices`). Review pairs across parts depend on both
 sides, so the parts that share a fuzzy pair with a touched part are re-clustered too (their own
 results do not change). Removing mentions is not incremental: build a new state.
 
@@ -27,29 +27,23 @@ results do not change). Removing mentions is not incremental: build a new state.
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import duckdb
-import numpy as np
-from rapidfuzz import fuzz, process
 
 from kgctl.dedup.cluster import (
-    MAX_BLOCK,
     Cluster,
     Mention,
     Pair,
     Result,
     Thresholds,
-    block_keys,
-    block_scores,
     cluster,
     profile_names,
-    starts_slice,
 )
 from kgctl.dedup.keys import locant_signature
+from kgctl.dedup.slices import rescore
 from kgctl.dedup.tables import columns, insert, objects
 
 TABLES = """
@@ -99,11 +93,19 @@ class State:
 
     def add(self, mentions: Sequence[Mention], *, papers: Iterable[str] = ()) -> int:
         """Cluster new mentions (IRIs not seen before), those of `papers` if given, with the
-        parts they touch; returns the number of profiles (mentions with the same names and
-        keys) re-clustered."""
-        papers = sorted(papers)
-        if papers:
-            insert(self.con, "seen", {"paper": objects(papers)})
+        parts they touch, in one transaction; returns the number of profiles (mentions with the
+        same names and keys) re-clustered."""
+        self.con.execute("BEGIN")
+        try:
+            insert(self.con, "seen", {"paper": objects(sorted(papers))})
+            redone = self._add(mentions)
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+        return redone
+
+    def _add(self, mentions: Sequence[Mention]) -> int:
         groups: dict[str, list[Mention]] = defaultdict(list)
         names: dict[str, frozenset[str]] = {}
         for m in mentions:
@@ -113,15 +115,15 @@ class State:
             names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
         self._append(groups, names)
-        changed = self._rescore(fresh) if self.t.name_scope == "global" else set()
+        changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
+                   else set())
         touched = self._touched(groups, names, changed)
         ring = self._ring(touched, list(groups))
         subset = self._mentions(touched | ring, list(groups))
         self._recluster(subset, ring)
         return len(subset)
 
-    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]
-                ) -> None:
+    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]) -> None:
         """New mentions, their new profiles; an earlier profile takes their labels (and their
         IRI if smaller)."""
         self._values("sigs", groups)
@@ -152,88 +154,6 @@ class State:
         self._values("new_names", set().union(*names.values()))
         return {n for (n,) in self.con.execute(
             "SELECT DISTINCT name FROM mname WHERE name IN (SELECT v FROM new_names)").fetchall()}
-
-    def _rescore(self, fresh: list[str]) -> set[str]:
-        """Put fresh names in their blocks and re-score the slices they change; returns the names
-        of pairs that appeared or disappeared."""
-        if not fresh:
-            return set()
-        rows = [(key, n, starts_slice(n)) for n in fresh for key in block_keys(n)]
-        keys = sorted({r[0] for r in rows})
-        self._values("new_blocks", keys)
-        sizes = dict(self.con.execute("SELECT bkey, count(*) FROM bname WHERE bkey IN (SELECT v "
-                                      "FROM new_blocks) GROUP BY bkey").fetchall())
-        insert(self.con, "bname", columns([(*r, "") for r in rows], "bkey name cut label"))
-        added = defaultdict(list)
-        for key, n, _ in rows:
-            added[key].append(n)
-        # (block, label) of slices: replaced whole (old labels, new labels), or gaining names
-        old, new, grown = set(), set(), set()
-        labels = []  # (block, name, label) of fresh names in sliced blocks
-        for key, names in added.items():
-            names = set(names)
-            before, after = sizes.get(key, 0), sizes.get(key, 0) + len(names)
-            if after <= MAX_BLOCK:
-                grown.add((key, ""))
-            elif before <= MAX_BLOCK:  # the block is sliced from now on
-                self.con.execute("""UPDATE bname SET label = s.label FROM (SELECT name,
-                    coalesce(max(CASE WHEN cut THEN name END) OVER (ORDER BY name ROWS
-                    UNBOUNDED PRECEDING), '') AS label FROM bname WHERE bkey = ?) s
-                    WHERE bkey = ? AND bname.name = s.name""", [key, key])
-                old.add((key, ""))
-                new.update((key, lab) for (lab,) in self.con.execute(
-                    "SELECT DISTINCT label FROM bname WHERE bkey = ?", [key]).fetchall())
-            else:
-                cuts = [n for (n,) in self.con.execute(
-                    "SELECT name FROM bname WHERE bkey = ? AND cut ORDER BY name", [key]
-                ).fetchall()]
-                olds = [c for c in cuts if c not in names]
-                for n in sorted(names):
-                    was = olds[bisect_right(olds, n) - 1] if olds and olds[0] <= n else ""
-                    now = cuts[bisect_right(cuts, n) - 1] if cuts and cuts[0] <= n else ""
-                    labels.append((key, n, now))
-                    if now == n:  # a new cut: the rest of its slice moves to it
-                        old.add((key, was))
-                        new.update(((key, was), (key, n)))
-                        self.con.execute("UPDATE bname SET label = ? WHERE bkey = ? AND "
-                                         "name >= ? AND label < ?", [n, key, n, n])
-                    else:
-                        grown.add((key, now))
-        if labels:
-            self.con.register("labels", columns(labels, "bkey name label"))
-            self.con.execute("UPDATE bname SET label = l.label FROM labels l WHERE "
-                             "bname.bkey = l.bkey AND bname.name = l.name")
-            self.con.unregister("labels")
-        self.con.register("slices", columns(sorted(old), "bkey label"))
-        gone = set(self.con.execute("SELECT a, b, score FROM fpair JOIN slices USING (bkey, "
-                                    "label)").fetchall())
-        self.con.execute("DELETE FROM fpair USING slices s WHERE fpair.bkey = s.bkey AND "
-                         "fpair.label = s.label")
-        found = []
-        for key, label, names in self._names(new):
-            found += [(key, label, names[r], names[c], score)
-                      for r, c, score in block_scores(names, self.t.review)]
-        news = set(fresh)
-        for key, label, names in self._names(grown - new):
-            queries = [n for n in names if n in news]
-            scores = process.cdist(queries, names, scorer=fuzz.ratio, dtype=np.uint8,
-                                   score_cutoff=self.t.review)
-            rows, cols = scores.nonzero()
-            found += sorted({(key, label, *sorted((queries[r], names[c])), score)
-                             for r, c, score in zip(rows.tolist(), cols.tolist(),
-                                                    scores[rows, cols].tolist(), strict=True)
-                             if queries[r] != names[c]})
-        if found:
-            insert(self.con, "fpair", columns(found, "bkey label a b score"))
-        diff = gone ^ {(a, b, s) for *_, a, b, s in found}
-        return {n for a, b, _ in diff for n in (a, b)}
-
-    def _names(self, slices: set[tuple[str, str]]) -> list[tuple[str, str, list[str]]]:
-        """The names of each slice of more than one, sorted."""
-        self.con.register("slices", columns(sorted(slices), "bkey label"))
-        return self.con.execute("SELECT bkey, label, list(name ORDER BY name) FROM bname JOIN "
-                                "slices USING (bkey, label) GROUP BY bkey, label HAVING "
-                                "count(*) > 1").fetchall()
 
     def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
                  changed: set[str]) -> set[str]:
