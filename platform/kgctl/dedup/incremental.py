@@ -5,11 +5,11 @@ corpus.
 A *part* is a connected component of the evidence that can merge (a shared profile, merge key or
 name, a review acceptance, fuzzy names at the merge threshold with the same locants). Parts never
 influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
-in-memory engine over those parts' mentions: same evidence, same order, hence the same clusters
+in-memory engine over those parts' profiles: same evidence, same order, hence the same clusters
 and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
-re-scores only the slices it falls in (`kgctl.dedup.slices`). Review pairs across parts depend on both
-sides, so the parts that share a fuzzy pair with a touched part are re-clustered too (their own
-results do not change). Removing mentions is not incremental: build a new state.
+re-scores only the slices it changes (`kgctl.dedup.slices`). Review pairs across parts depend on
+both sides, so the parts sharing a fuzzy pair with a touched part are re-clustered too (their
+own results do not change). Removing mentions is not incremental: build a new state.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
