@@ -8,7 +8,7 @@
         (another process) and prints its time, peak RSS and memory_limit
     python scripts/bench_dedup_scale.py incremental --existing 100000,1000000 --new 1000,4000
         k new mentions clustered into a kept state of N earlier ones (kgctl.dedup.incremental):
-        time per N and k, and the ratios
+        time per N and k, and the ratios (--per-entity 10: a vocabulary growing with N)
     python scripts/bench_dedup_scale.py canonical --existing 1000000
         the time to assign canonical IRIs to new clusters against existing links, per new count
 
@@ -189,15 +189,16 @@ def incremental(args) -> None:
     news = [int(k) for k in args.new.split(",")]
     times: dict[tuple[int, int], float] = {}
     for n in sizes:
+        vocab = n // args.per_entity if args.per_entity else args.vocab
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
             t0 = time.perf_counter()
             with State(Path(tmp) / "state.duckdb", THRESHOLDS) as state:
-                state.add(mentions(n, args.vocab, args.papers))
-                print(f"{n} existing mentions (vocabulary {args.vocab}) clustered into the state "
+                state.add(mentions(n, vocab, args.papers))
+                print(f"{n} existing mentions (vocabulary {vocab}) clustered into the state "
                       f"in {time.perf_counter() - t0:.0f} s", flush=True)
                 start = n
                 for k in news:
-                    new = mentions(k, args.vocab, args.papers, start)
+                    new = mentions(k, vocab, args.papers, start)
                     start += k
                     t0 = time.perf_counter()
                     redone = state.add(new)
@@ -251,6 +252,9 @@ def main() -> None:
     parser.add_argument("--existing", default="100000,1000000",
                         help="incremental: sizes of the kept corpus; canonical: the last")
     parser.add_argument("--new", default="1000,4000", help="incremental: new mentions added")
+    parser.add_argument("--per-entity", type=int, default=0,
+                        help="incremental: a vocabulary of N / this for each corpus size N "
+                             "(default: --vocab for all)")
     parser.add_argument("--workdir", default=None, help="where the database and spill go")
     parser.add_argument("--data", default=None,
                         help="scale: Parquet mentions written before (by `_generate`)")
