@@ -194,8 +194,12 @@ def incremental(args) -> None:
             t0 = time.perf_counter()
             with State(Path(tmp) / "state.duckdb", THRESHOLDS) as state:
                 state.add(mentions(n, vocab, args.papers))
+                parts, largest = state.con.execute(
+                    "SELECT count(*), max(c) FROM (SELECT count(*) AS c FROM profile "
+                    "GROUP BY part)").fetchall()[0]
                 print(f"{n} existing mentions (vocabulary {vocab}) clustered into the state "
-                      f"in {time.perf_counter() - t0:.0f} s", flush=True)
+                      f"in {time.perf_counter() - t0:.0f} s: {parts} parts, the largest of "
+                      f"{largest} profiles", flush=True)
                 start = n
                 for k in news:
                     new = mentions(k, vocab, args.papers, start)
