@@ -153,8 +153,8 @@ class OutOfCore:
         if accept:
             sql("CREATE OR REPLACE TEMP TABLE accept_in (seq BIGINT, a VARCHAR, b VARCHAR)")
             insert(self.con, "accept_in", {"seq": np.arange(len(accept), dtype=np.int64),
-                                       "a": objects(a for a, _ in accept),
-                                       "b": objects(b for _, b in accept)})
+                                           "a": objects(a for a, _ in accept),
+                                           "b": objects(b for _, b in accept)})
             sql("""INSERT INTO edge SELECT pa.pid, pb.pid, 100, 'review', '', '', true, 0, '', '',
                    r.seq, 0, 0 FROM accept_in r JOIN mprof pa ON pa.iri = r.a
                    JOIN mprof pb ON pb.iri = r.b""")
