@@ -6,7 +6,10 @@
     python scripts/bench_dedup_scale.py scale --mentions 20000000 --vocab 1000000 --memory 2GB
         writes the mentions to Parquet in batches (one process), then clusters them out of core
         (another process) and prints its time, peak RSS and memory_limit
-    python scripts/bench_dedup_scale.py incremental --existing 1000000
+    python scripts/bench_dedup_scale.py incremental --existing 100000,1000000 --new 1000,4000
+        k new mentions clustered into a kept state of N earlier ones (kgctl.dedup.incremental):
+        time per N and k, and the ratios (--per-entity 10: a vocabulary growing with N)
+    python scripts/bench_dedup_scale.py canonical --existing 1000000
         the time to assign canonical IRIs to new clusters against existing links, per new count
 
 The vocabulary: names built from chemical syllables with locants and hydration words; a share of
@@ -26,12 +29,15 @@ import sys
 import tempfile
 import time
 from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
 from kgctl.dedup.cluster import Cluster, Mention, Thresholds, cluster
+from kgctl.dedup.incremental import State
 from kgctl.dedup.job import ENTITY_BASE, canonical_iris
 from kgctl.dedup.outofcore import OutOfCore
 from kgctl.dedup.spec import DedupSpec
@@ -84,9 +90,9 @@ def mention_rows(n: int, vocab: int, papers: int, start: int = 0):
         yield f"https://example.org/{paper}/m{i}", paper, label, keys
 
 
-def mentions(n: int, vocab: int, papers: int) -> list[Mention]:
+def mentions(n: int, vocab: int, papers: int, start: int = 0) -> list[Mention]:
     return [Mention(iri=iri, paper=paper, labels=(label,), keys=tuple(keys))
-            for iri, paper, label, keys in mention_rows(n, vocab, papers)]
+            for iri, paper, label, keys in mention_rows(n, vocab, papers, start)]
 
 
 def write_parquet(out: Path, n: int, vocab: int, papers: int) -> None:
@@ -137,17 +143,19 @@ def compare(args) -> None:
 
 def scale(args) -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        data = Path(tmp) / "mentions"
-        t0 = time.perf_counter()
-        gen = subprocess.run([sys.executable, __file__, "_generate", str(data), str(args.mentions),
-                              str(args.vocab), str(args.papers)], check=True)
-        print(f"generated {args.mentions} mentions (vocabulary {args.vocab}) as Parquet in "
-              f"{time.perf_counter() - t0:.0f} s ({gen.returncode})", flush=True)
+        data = Path(args.data) if args.data else Path(tmp) / "mentions"
+        if not args.data:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "_generate", str(data),
+                            str(args.mentions), str(args.vocab), str(args.papers)], check=True)
+            print(f"generated {args.mentions} mentions (vocabulary {args.vocab}) as Parquet in "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
         subprocess.run([sys.executable, __file__, "_cluster", str(data), args.memory,
                         str(Path(tmp) / "engine")], check=True)
 
 
 def _cluster_files(data: str, memory: str, workdir: str) -> None:
+    """Cluster, then stream every (cluster, member) link as a writer of links would."""
     t0 = time.perf_counter()
     with OutOfCore(Path(workdir), memory_limit=memory) as engine:
         engine.add_parquet(f"{data}/*.parquet")
@@ -157,27 +165,70 @@ def _cluster_files(data: str, memory: str, workdir: str) -> None:
             flush=True))
         counts = dict(engine.con.execute(
             "SELECT kind, count(*) FROM decision GROUP BY kind").fetchall())
-        clusters = merged = 0
-        for c in engine.clusters():
+        clusters = merged = links = largest = 0
+        for _, group in groupby(engine.links(), key=itemgetter(0)):
+            size = sum(1 for _ in group)
             clusters += 1
-            merged += len(c.members) > 1
+            merged += size > 1
+            links += size
+            largest = max(largest, size)
         spilled = sum(f.stat().st_size for f in Path(workdir).rglob("*"))
+    print(f"  {time.perf_counter() - t0:6.0f} s  links read out (peak RSS so far "
+          f"{peak_mib():.0f} MiB)")
     print(f"clustered {n} mentions out of core in {time.perf_counter() - t0:.0f} s: {clusters} "
-          f"clusters ({merged} with more than one mention), {counts.get('decision', 0)} merges, "
-          f"{counts.get('grey', 0)} for review, {counts.get('refused', 0)} refused; "
-          f"{engine.rounds} propagation rounds")
+          f"clusters ({merged} with more than one mention, the largest {largest}), {links} "
+          f"links, {counts.get('decision', 0)} merges, {counts.get('grey', 0)} for review, "
+          f"{counts.get('refused', 0)} refused; {engine.rounds} propagation rounds")
     print(f"memory_limit {memory}; peak RSS {peak_mib():.0f} MiB; "
           f"database + spill on disk {spilled / 2**30:.1f} GiB", flush=True)
 
 
 def incremental(args) -> None:
+    """k new mentions clustered into a kept state of N earlier ones, for two N and two k."""
+    sizes = [int(n) for n in args.existing.split(",")]
+    news = [int(k) for k in args.new.split(",")]
+    times: dict[tuple[int, int], float] = {}
+    for n in sizes:
+        vocab = n // args.per_entity if args.per_entity else args.vocab
+        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+            t0 = time.perf_counter()
+            with State(Path(tmp) / "state.duckdb", THRESHOLDS) as state:
+                state.add(mentions(n, vocab, args.papers))
+                parts, largest = state.con.execute(
+                    "SELECT count(*), max(c) FROM (SELECT count(*) AS c FROM profile "
+                    "GROUP BY part)").fetchall()[0]
+                print(f"{n} existing mentions (vocabulary {vocab}) clustered into the state "
+                      f"in {time.perf_counter() - t0:.0f} s: {parts} parts, the largest of "
+                      f"{largest} profiles", flush=True)
+                start = n
+                for k in news:
+                    new = mentions(k, vocab, args.papers, start)
+                    start += k
+                    t0 = time.perf_counter()
+                    redone = state.add(new)
+                    times[n, k] = time.perf_counter() - t0
+                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone} profiles "
+                          f"re-clustered)", flush=True)
+    for k in news:
+        print(f"{k} new mentions: {times[sizes[-1], k]:.2f} s against {sizes[-1]} existing, "
+              f"{times[sizes[0], k]:.2f} s against {sizes[0]}: ratio "
+              f"{times[sizes[-1], k] / times[sizes[0], k]:.2f} for {sizes[-1] / sizes[0]:.0f}x "
+              f"the corpus")
+    for n in sizes:
+        ratio = times[n, news[-1]] / times[n, news[0]]
+        print(f"against {n}: {news[-1]} new mentions take {ratio:.2f}x the time of {news[0]} "
+              f"({news[-1] / news[0]:.0f}x the mentions)")
+
+
+def canonical(args) -> None:
     """Canonical IRIs of new clusters against earlier links: every new cluster has the name of
     an earlier entity and shares it with others, so each minted IRI collides and is numbered."""
     spec = DedupSpec(name="chemical", classes=("https://example.org/C",), labels=())
     base = f"{ENTITY_BASE}chemical/"
-    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(args.existing)}
+    existing = int(args.existing.split(",")[-1])
+    old = {f"https://example.org/m{i}": f"{base}name-{i // 2}" for i in range(existing)}
     used = set(old.values())  # made once per run, with the links read from the store
-    print(f"canonical IRIs for new clusters against {args.existing} existing links "
+    print(f"canonical IRIs for new clusters against {existing} existing links "
           f"({len(used)} canonical IRIs)")
     for n in (500, 2000, 8000, 32000):
         new = [Cluster(members=[f"https://example.org/new{i}"], keys={},
@@ -197,15 +248,23 @@ def main() -> None:
         _cluster_files(*sys.argv[2:5])
         return
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("compare", "scale", "incremental"))
+    parser.add_argument("what", choices=("compare", "scale", "incremental", "canonical"))
     parser.add_argument("--mentions", type=int, default=1_000_000)
     parser.add_argument("--vocab", type=int, default=100_000)
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--memory", default="2GB", help="DuckDB memory_limit")
-    parser.add_argument("--existing", type=int, default=1_000_000)
+    parser.add_argument("--existing", default="100000,1000000",
+                        help="incremental: sizes of the kept corpus; canonical: the last")
+    parser.add_argument("--new", default="1000,4000", help="incremental: new mentions added")
+    parser.add_argument("--per-entity", type=int, default=0,
+                        help="incremental: a vocabulary of N / this for each corpus size N "
+                             "(default: --vocab for all)")
     parser.add_argument("--workdir", default=None, help="where the database and spill go")
+    parser.add_argument("--data", default=None,
+                        help="scale: Parquet mentions written before (by `_generate`)")
     args = parser.parse_args()
-    {"compare": compare, "scale": scale, "incremental": incremental}[args.what](args)
+    {"compare": compare, "scale": scale, "incremental": incremental,
+     "canonical": canonical}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ on the MOP-30 graphs, and through `kgctl dedup --engine duckdb`."""
 from __future__ import annotations
 
 import random
+from itertools import groupby
+from operator import itemgetter
 
 import pytest
 from click.testing import CliRunner
@@ -45,7 +47,10 @@ def both(mentions, thresholds, **reviews):
     with OutOfCore(memory_limit="200MB", threads=1) as engine:
         engine.add(mentions)
         engine.run(thresholds, **reviews)
-        return cluster(mentions, thresholds, **reviews), engine.result()
+        result = engine.result()
+        links = [[iri for _, iri in rows] for _, rows in groupby(engine.links(), itemgetter(0))]
+        assert links == [c.members for c in result.clusters]  # the streamed read-out agrees
+        return cluster(mentions, thresholds, **reviews), result
 
 
 @pytest.mark.parametrize("seed,scope", [(1, "global"), (2, "global"), (3, "paper")])

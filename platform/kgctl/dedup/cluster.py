@@ -21,6 +21,7 @@ values of a conflict key (an identifier, a code ...), whatever chain of names li
 
 from __future__ import annotations
 
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ from rapidfuzz import fuzz, process
 from kgctl.dedup.keys import is_fragment, locant_signature, name_key
 
 BLOCK_CHARS = 5  # names are compared only inside blocks sharing leading or trailing letters
-MAX_BLOCK = 1000  # larger blocks are compared in slices of this size
+MAX_BLOCK = 1000  # larger blocks are compared in slices
+SLICE = 500  # in a larger block, a name whose hash is a multiple of this starts a new slice
 
 
 class Mention(BaseModel):
@@ -202,8 +204,22 @@ def _blocks(names: Sequence[str]) -> Iterable[list[int]]:
             by_key[key].append(i)
     for key in sorted(by_key):
         idx = by_key[key]
-        for start in range(0, len(idx), MAX_BLOCK):  # bound the quadratic cost of huge blocks
-            yield idx[start:start + MAX_BLOCK]
+        if len(idx) <= MAX_BLOCK:
+            yield idx
+            continue
+        start = 0
+        for pos in range(1, len(idx)):
+            if starts_slice(names[idx[pos]]):
+                yield idx[start:pos]
+                start = pos
+        yield idx[start:]
+
+
+def starts_slice(name: str) -> bool:
+    """Whether a name starts a new slice of a block of more than MAX_BLOCK names (sorted). The
+    cut depends on the name alone, so a new name changes only the slice it falls in (slices of
+    500 names on average bound the quadratic cost of huge blocks)."""
+    return zlib.crc32(name.encode()) % SLICE == 0
 
 
 def block_scores(texts: Sequence[str], cutoff: float) -> Iterable[tuple[int, int, int]]:
@@ -229,9 +245,10 @@ def cluster(
     *,
     accept: Iterable[tuple[str, str]] = (),
     reject: Iterable[tuple[str, str]] = (),
+    fuzzy: Iterable[tuple[float, str, str]] | None = None,
 ) -> Result:
     """Cluster mentions in memory. `accept`/`reject` are reviewed pairs (IRI, IRI) from a
-    person."""
+    person; `fuzzy`: the scored name pairs (score, name, later name) if found beforehand."""
     groups, name_sets = _profiles(mentions, thresholds.name_scope)
     profile_of = {m.iri: i for i, g in enumerate(groups) for m in g}
     rejected = {frozenset((profile_of.get(a), profile_of.get(b))) for a, b in reject}
@@ -260,9 +277,14 @@ def cluster(
             resolver.edge(idx[0], other, 100.0, "exact-name", name, "")
     # 3. fuzzy names inside blocks, strongest first; locant/charge differences never auto-merge
     distinct = sorted(by_name)
-    fuzzy = (sorted(_fuzzy_pairs(distinct, thresholds.review), key=lambda t: (-t[0], t[1], t[2]))
-             if thresholds.name_scope == "global" else [])
-    for score, i, j in fuzzy:
+    if thresholds.name_scope == "paper":
+        pairs = []
+    elif fuzzy is None:
+        pairs = _fuzzy_pairs(distinct, thresholds.review)
+    else:
+        nid = {name: i for i, name in enumerate(distinct)}
+        pairs = [(score, nid[a], nid[b]) for score, a, b in fuzzy if a in nid and b in nid]
+    for score, i, j in sorted(pairs, key=lambda t: (-t[0], t[1], t[2])):
         resolver.edge(by_name[distinct[i]][0], by_name[distinct[j]][0], score, "fuzzy",
                       distinct[i], distinct[j])
     # 4. read out the components

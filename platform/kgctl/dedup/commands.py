@@ -38,10 +38,13 @@ REVIEW_FILE = "dedup-review.csv"
                    f"from {AUTO_OUT_OF_CORE:,} mentions of one class.")
 @click.option("--memory-limit", default="2GB", show_default=True, callback=memory_size,
               help="Memory DuckDB may use before it spills to disk (engine duckdb).")
+@click.option("--state", "state_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Keep the clusters in this directory between runs: a run harvests and "
+                   "clusters only the papers added since (same result as a full run).")
 @click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(store_path, endpoint, classes, spec_file, review_out, review_in, engine, memory_limit,
-            dry_run, as_json, domain):
+            state_dir, dry_run, as_json, domain):
     """Deduplicate entities across papers into the dedup graph (owl:sameAs, paper graphs untouched).
 
     Example: kgctl dedup --store kgctl-data/store --dry-run
@@ -63,7 +66,7 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, eng
         with console.status("deduplicating") as status:
             summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
                             review_out=review_out, progress=status.update, domain=domain,
-                            engine=engine, memory_limit=memory_limit)
+                            engine=engine, memory_limit=memory_limit, state=state_dir)
             if not dry_run:
                 rebuild(store, progress=status.update)  # the merged view follows the clusters
     finally:

@@ -24,7 +24,7 @@ from kgctl.dedup.spec import DedupSpec
 from kgctl.errors import InputError
 from kgctl.packs import load_pack
 from kgctl.store.base import GraphStore
-from kgctl.store.iris import BASE, paper_of_graph, slug
+from kgctl.store.iris import BASE, graph_iri, paper_of_graph, slug
 from kgctl.store.views import DEDUP_GRAPH, DEDUP_PROVENANCE
 
 ENTITY_BASE = BASE + "entity/"
@@ -73,8 +73,10 @@ def normalisers(domain: str | Path | None = None) -> dict[str, Normaliser]:
 
 
 def harvest(store: GraphStore, spec: DedupSpec, *,
-            by_name: Mapping[str, Normaliser] | None = None) -> list[Mention]:
-    """Mentions of the spec's classes in every paper graph, with names and normalised keys."""
+            by_name: Mapping[str, Normaliser] | None = None,
+            papers: Iterable[str] | None = None) -> list[Mention]:
+    """Mentions of the spec's classes in every paper graph (or those of `papers`), with names
+    and normalised keys."""
     by_name = by_name if by_name is not None else normalisers()
     unknown = sorted({k.normalise for k in spec.keys} - set(by_name))
     if unknown:
@@ -85,21 +87,23 @@ def harvest(store: GraphStore, spec: DedupSpec, *,
     paper: dict[str, str] = {}
     key_of = {k.property: k for k in spec.keys}
     labels = set(spec.labels)
-    for cls in spec.classes:
-        for row in store.query(MENTIONS_QUERY, bindings={"cls": NamedNode(cls)}):
-            pid = paper_of_graph(row["g"].value)
-            if pid is None or not isinstance(row["s"], NamedNode):
-                continue
-            subject, pred, obj = row["s"].value, row["p"].value, row["o"]
-            paper[subject] = pid
-            if pred in labels and isinstance(obj, Literal):
-                names[subject].update(
-                    part.strip() for part in obj.value.split(ALT_NAME_SEPARATOR) if part.strip())
-            elif pred in key_of:
-                spec_key = key_of[pred]
-                value = by_name[spec_key.normalise](obj.value)
-                if value and not (spec_key.normalise == "iri" and paper_of_graph(value)):
-                    keys[subject].add((spec_key.kind, value))
+    graphs = [{}] if papers is None else [{"g": graph_iri(p)} for p in papers]
+    rows = (row for cls in spec.classes for g in graphs
+            for row in store.query(MENTIONS_QUERY, bindings={"cls": NamedNode(cls), **g}))
+    for row in rows:
+        pid = paper_of_graph(row["g"].value)
+        if pid is None or not isinstance(row["s"], NamedNode):
+            continue
+        subject, pred, obj = row["s"].value, row["p"].value, row["o"]
+        paper[subject] = pid
+        if pred in labels and isinstance(obj, Literal):
+            names[subject].update(
+                part.strip() for part in obj.value.split(ALT_NAME_SEPARATOR) if part.strip())
+        elif pred in key_of:
+            spec_key = key_of[pred]
+            value = by_name[spec_key.normalise](obj.value)
+            if value and not (spec_key.normalise == "iri" and paper_of_graph(value)):
+                keys[subject].add((spec_key.kind, value))
     return [
         Mention(iri=s, paper=paper[s], labels=tuple(sorted(names[s])), keys=tuple(sorted(keys[s])))
         for s in sorted(paper)
@@ -266,10 +270,12 @@ def run(
     domain: str | Path | None = None,
     engine: str = "auto",
     memory_limit: str = "2GB",
+    state: Path | None = None,
 ) -> list[SpecSummary]:
     """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph.
     Key normalisers: the generic ones plus the domain pack's (default: the default pack);
-    `engine` and `memory_limit` as for `cluster_mentions`."""
+    `engine` and `memory_limit` as for `cluster_mentions`; `state`: a directory where clusters
+    are kept between runs (see `kept_clusters`)."""
     by_name = normalisers(domain)
     if not store.papers():
         raise InputError("the store holds no paper graphs: nothing to deduplicate")
@@ -287,19 +293,23 @@ def run(
     labels: dict[str, str] = {}
     summaries = []
     for spec in specs:
-        progress(f"harvesting {spec.name}")
-        mentions = harvest(store, spec, by_name=by_name)
-        labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
-        progress(f"clustering {len(mentions)} {spec.name} mentions")
-        result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
-                                  memory_limit=memory_limit, accept=accept, reject=reject,
-                                  progress=progress)
+        if state is None:
+            progress(f"harvesting {spec.name}")
+            mentions = harvest(store, spec, by_name=by_name)
+            labels.update((m.iri, "; ".join(m.labels)) for m in mentions)
+            progress(f"clustering {len(mentions)} {spec.name} mentions")
+            result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
+                                      memory_limit=memory_limit, accept=accept, reject=reject,
+                                      progress=progress)
+            paper_of = {m.iri: m.paper for m in mentions}
+        else:
+            result, paper_of = kept_clusters(store, spec, state, by_name=by_name, accept=accept,
+                                             reject=reject, labels=labels, progress=progress)
         iris = canonical_iris(spec, result.clusters, old, used)
         out_quads += _output_quads(spec, result, iris)
         grey += [(spec, p) for p in result.grey]
-        paper_of = {m.iri: m.paper for m in mentions}
         summaries.append(SpecSummary(
-            spec=spec.name, mentions=len(mentions), clusters=len(result.clusters),
+            spec=spec.name, mentions=len(paper_of), clusters=len(result.clusters),
             merged_clusters=sum(len(c.members) > 1 for c in result.clusters),
             cross_paper_clusters=sum(len({paper_of[m] for m in c.members}) > 1
                                      for c in result.clusters),
@@ -316,6 +326,41 @@ def run(
         store.replace_graphs([DEDUP_GRAPH, DEDUP_PROVENANCE],
                              sorted(set(out_quads + old_reviews), key=str))
     return summaries
+
+
+def kept_clusters(store: GraphStore, spec: DedupSpec, directory: Path, *,
+                  by_name: Mapping[str, Normaliser], accept: list[tuple[str, str]],
+                  reject: list[tuple[str, str]], labels: dict[str, str],
+                  progress: Callable[[str], None]) -> tuple[Result, dict[str, str]]:
+    """Clusters through the state kept in `directory`: only the papers it has not seen are
+    harvested and clustered (`kgctl.dedup.incremental`). A paper gone from the store, other
+    thresholds or other reviews: the state is built again from all papers. A paper replaced
+    under the same id is not noticed (delete the directory to start again)."""
+    import duckdb  # loads only when it is used
+
+    from kgctl.dedup.incremental import State
+
+    path = directory / f"{spec.name}.duckdb"
+    papers = set(store.papers())
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        kept = State(path, spec.thresholds(), accept=accept, reject=reject)
+        if kept.papers() - papers:
+            kept.con.close()
+            raise ValueError("a paper is gone")
+    except ValueError:
+        path.unlink(missing_ok=True)
+        kept = State(path, spec.thresholds(), accept=accept, reject=reject)
+    except (OSError, duckdb.Error) as exc:
+        raise InputError(f"cannot keep the dedup state in {directory}: {exc}") from exc
+    with kept:
+        new = sorted(papers - kept.papers())
+        progress(f"harvesting {spec.name} in {len(new)} new papers")
+        mentions = harvest(store, spec, by_name=by_name, papers=new)
+        progress(f"clustering {len(mentions)} new {spec.name} mentions")
+        kept.add(mentions, papers=new)
+        labels.update((iri, "; ".join(labs)) for iri, labs in kept.labels().items())
+        return kept.result(), kept.paper_of()
 
 
 def _review_quads(store: GraphStore) -> list[Quad]:

@@ -48,10 +48,11 @@ from kgctl.dedup.cluster import (
     block_keys,
     block_scores,
     clash,
+    starts_slice,
 )
 from kgctl.dedup.keys import is_fragment, locant_signature, name_key
+from kgctl.dedup.tables import BATCH, FETCH, Outputs, columns, insert, objects, stream
 
-BATCH = 100_000
 ORDER = "phase, s1, s2, n1, n2, n3"  # the order the in-memory engine applies evidence in
 
 
@@ -71,6 +72,7 @@ class OutOfCore:
             self.con.execute(f"SET threads = {int(threads)}")
         self.con.create_function("name_of", _name_of, ["VARCHAR"], "VARCHAR", type="native",
                                  null_handling="special")
+        self.con.create_function("starts_slice", starts_slice, ["VARCHAR"], "BOOLEAN")
         self.con.create_function("blocks_of", lambda name: list(block_keys(name)), ["VARCHAR"],
                                  "VARCHAR[]", type="native")
         self.con.execute("CREATE TABLE IF NOT EXISTS mention (mid BIGINT, iri VARCHAR, "
@@ -97,10 +99,10 @@ class OutOfCore:
     def _append_mentions(self, batch: Sequence[Mention]) -> None:
         start = self.con.execute("SELECT count(*) FROM mention").fetchall()[0][0]
         rows = {"mid": np.arange(start, start + len(batch), dtype=np.int64),
-                "iri": _objects(m.iri for m in batch), "paper": _objects(m.paper for m in batch),
-                "labels": _objects(list(m.labels) for m in batch),
-                "keys": _objects([{"kind": k, "value": v} for k, v in m.keys] for m in batch)}
-        self._insert("mention", rows)
+                "iri": objects(m.iri for m in batch), "paper": objects(m.paper for m in batch),
+                "labels": objects(list(m.labels) for m in batch),
+                "keys": objects([{"kind": k, "value": v} for k, v in m.keys] for m in batch)}
+        insert(self.con, "mention", rows)
 
     def add_parquet(self, pattern: str) -> None:
         """Append mentions from Parquet files with the columns iri, paper, labels (list of
@@ -108,13 +110,6 @@ class OutOfCore:
         self.con.execute(
             "INSERT INTO mention SELECT (SELECT count(*) FROM mention) + row_number() OVER () - 1,"
             " iri, paper, labels, keys FROM read_parquet(?)", [pattern])
-
-    def _insert(self, table: str, rows: dict[str, np.ndarray]) -> None:
-        self.con.register("rows_in", rows)
-        try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM rows_in")
-        finally:
-            self.con.unregister("rows_in")
 
     def run(self, thresholds: Thresholds, *, accept: Iterable[tuple[str, str]] = (),
             reject: Iterable[tuple[str, str]] = (),
@@ -157,9 +152,9 @@ class OutOfCore:
             "n1 BIGINT, n2 BIGINT, n3 BIGINT)")
         if accept:
             sql("CREATE OR REPLACE TEMP TABLE accept_in (seq BIGINT, a VARCHAR, b VARCHAR)")
-            self._insert("accept_in", {"seq": np.arange(len(accept), dtype=np.int64),
-                                       "a": _objects(a for a, _ in accept),
-                                       "b": _objects(b for _, b in accept)})
+            insert(self.con, "accept_in", {"seq": np.arange(len(accept), dtype=np.int64),
+                                           "a": objects(a for a, _ in accept),
+                                           "b": objects(b for _, b in accept)})
             sql("""INSERT INTO edge SELECT pa.pid, pb.pid, 100, 'review', '', '', true, 0, '', '',
                    r.seq, 0, 0 FROM accept_in r JOIN mprof pa ON pa.iri = r.a
                    JOIN mprof pb ON pb.iri = r.b""")
@@ -183,20 +178,21 @@ class OutOfCore:
         sql("""CREATE OR REPLACE TABLE fpair (i BIGINT, j BIGINT, score DOUBLE,
                merges BOOLEAN)""")
         out: list[tuple[int, int, float, bool]] = []
-        for nids, names in _rows(self.con, f"""SELECT list(nid ORDER BY nid),
-            list(name ORDER BY nid) FROM (SELECT *, (row_number() OVER (PARTITION BY bkey
-            ORDER BY nid) - 1) // {MAX_BLOCK} AS chunk FROM (SELECT nid, name,
-            unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, chunk
-            HAVING count(*) > 1"""):
+        for nids, names in stream(self.con, f"""SELECT list(nid ORDER BY nid),
+            list(name ORDER BY nid) FROM (SELECT *, CASE WHEN count(*) OVER (PARTITION BY bkey)
+            > {MAX_BLOCK} THEN sum(cut::INT) OVER (PARTITION BY bkey ORDER BY nid ROWS
+            UNBOUNDED PRECEDING) ELSE 0 END AS slice FROM (SELECT nid, name, starts_slice(name)
+            AS cut, unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, slice
+            HAVING count(*) > 1""", size=10):  # a row is a block or a slice of one
             for r, c, score in block_scores(names, t.review):
                 merges = (score >= t.merge
                           and locant_signature(names[r]) == locant_signature(names[c]))
                 out.append((nids[r], nids[c], score, merges))
             if len(out) >= BATCH:
-                self._insert("fpair", _columns(out, "i j score merges"))
+                insert(self.con, "fpair", columns(out, "i j score merges"))
                 out = []
         if out:
-            self._insert("fpair", _columns(out, "i j score merges"))
+            insert(self.con, "fpair", columns(out, "i j score merges"))
         sql("""INSERT INTO edge SELECT di.pid, dj.pid, f.score, 'fuzzy', di.name, dj.name,
                f.merges, 3, '', '', -f.score, f.i, f.j FROM (SELECT DISTINCT * FROM fpair) f
                JOIN dname di ON di.nid = f.i JOIN dname dj ON dj.nid = f.j""")
@@ -248,9 +244,9 @@ class OutOfCore:
             [(k.kind, k.value) for k in pb.keys], {ORDER}
             FROM steps s JOIN profile pa ON pa.pid = s.a JOIN profile pb ON pb.pid = s.b
             ORDER BY s.part, {ORDER}, s.side""")
-        out = _Outputs(self)
+        out = Outputs(self.con)
         resolver, part = None, None
-        while rows := steps.fetchmany(BATCH):
+        while rows := steps.fetchmany(FETCH):
             for (p, side, a, b, score, method, left, right, rep_a, keys_a, rep_b, keys_b,
                  *order) in rows:
                 if p != part:
@@ -280,9 +276,9 @@ class OutOfCore:
                                     [iris]).fetchall()) if iris else {}
         return {frozenset((pid.get(a), pid.get(b))) for a, b in reject}
 
-    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset], out: _Outputs) -> None:
+    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset], out: Outputs) -> None:
         """A fuzzy pair across parts goes to review unless rejected or its sides clash."""
-        for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in _rows(
+        for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in stream(
                 self.con, f"""SELECT e.a, e.b, e.score, e.lname, e.rname, pa.rep, pb.rep, l.keys,
             r.keys, {ORDER} FROM edge e JOIN probe l ON l.i = e.n2 AND l.j = e.n3 AND l.side = 1
             JOIN probe r ON r.i = e.n2 AND r.j = e.n3 AND r.side = 2
@@ -292,6 +288,8 @@ class OutOfCore:
             if frozenset((a, b)) not in rejected and not clash(ka, kb, t.conflict_keys):
                 out.rows.append((rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}", "grey",
                                  *order))
+                if len(out.rows) >= BATCH:
+                    out.flush()
         out.flush()
 
     def _pairs(self, kind: str) -> list[Pair]:
@@ -300,13 +298,23 @@ class OutOfCore:
         return [Pair(a=a, b=b, score=s, method=m, evidence=e, accepted=kind == "decision")
                 for a, b, s, m, e in rows]
 
-    def clusters(self) -> Iterator[Cluster]:
-        """The clusters in the in-memory engine's order, from sorted rows (a sort spills)."""
+    def _roots(self) -> None:
         self.con.execute("""CREATE OR REPLACE TABLE proot AS SELECT p.pid,
             coalesce(r.root, p.pid) AS root FROM profile p LEFT JOIN root r USING (pid)""")
-        members = _rows(self.con, """SELECT pr.root, mp.iri, me.labels FROM mprof mp
+
+    def links(self) -> Iterator[tuple[int, str]]:
+        """(cluster number, member IRI) in the clusters' order, streamed: memory stays bounded
+        however large a cluster is."""
+        self._roots()
+        return stream(self.con, "SELECT pr.root, mp.iri FROM mprof mp JOIN proot pr USING (pid) "
+                               "ORDER BY pr.root, mp.iri")
+
+    def clusters(self) -> Iterator[Cluster]:
+        """The clusters in the in-memory engine's order, from sorted rows (a sort spills)."""
+        self._roots()
+        members = stream(self.con, """SELECT pr.root, mp.iri, me.labels FROM mprof mp
             JOIN mention me USING (mid) JOIN proot pr USING (pid) ORDER BY pr.root, mp.iri""")
-        keys = _rows(self.con, """SELECT pr.root, k.kind, min(k.value) FROM proot pr JOIN
+        keys = stream(self.con, """SELECT pr.root, k.kind, min(k.value) FROM proot pr JOIN
             (SELECT pid, unnest(keys) AS k FROM profile) USING (pid)
             WHERE list_contains(?, k.kind) GROUP BY pr.root, k.kind ORDER BY pr.root""",
                      [list(self.thresholds.conflict_keys)])
@@ -328,67 +336,9 @@ class OutOfCore:
                       grey=self._pairs("grey"), refused=self._pairs("refused"))
 
 
-class _Outputs:
-    """Batches of a replay's results written to the database as they come."""
-
-    def __init__(self, engine: OutOfCore):
-        self.engine = engine
-        self.rows: list[tuple] = []
-        self.roots: list[tuple[int, int]] = []
-        self.probes: list[tuple] = []
-        self.seen = (0, 0, 0)
-
-    def step(self, resolver: Resolver, order: list) -> None:
-        before = self.seen
-        lists = (resolver.decisions, resolver.grey, resolver.refused)
-        for kind, items, n in zip(("decision", "grey", "refused"), lists, before, strict=True):
-            for p in items[n:]:
-                self.rows.append((p.a, p.b, p.score, p.method, p.evidence, kind, *order))
-        self.seen = tuple(len(x) for x in lists)
-
-    def part(self, resolver: Resolver | None) -> None:
-        if resolver is not None:
-            self.roots.extend((node, resolver.find(node)) for node in resolver.parent)
-        self.seen = (0, 0, 0)
-        if len(self.rows) + len(self.roots) + len(self.probes) >= BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        insert = self.engine._insert
-        if self.rows:
-            insert("decision", _columns(self.rows, "a b score method evidence kind phase s1 s2 "
-                                                    "n1 n2 n3"))
-        if self.roots:
-            insert("root", _columns(self.roots, "pid root"))
-        if self.probes:
-            insert("probe", _columns(self.probes, "i j side keys"))
-        self.rows, self.roots, self.probes = [], [], []
-
-
-def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None) -> Iterator:
-    cursor = con.cursor()
-    cursor.execute(query, params)
-    while batch := cursor.fetchmany(1000):  # a row can be a block of 1,000 names
-        yield from batch
-    cursor.close()
-
-
 def _name_of(label: str | None) -> str | None:
     """The name key a label is matched on, or None (a fragment or nothing left)."""
     return None if label is None or is_fragment(label) else (name_key(label) or None)
-
-
-
-def _objects(values: Iterable) -> np.ndarray:
-    items = list(values)
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
-
-
-def _columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
-    columns = zip(*rows, strict=True)
-    return {name: _objects(col) for name, col in zip(names.split(), columns, strict=True)}
 
 
 def memory_size(_ctx: object, _param: object, text: str) -> str:

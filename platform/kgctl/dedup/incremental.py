@@ -1,0 +1,320 @@
+"""Incremental clustering: the mentions, names, fuzzy pairs and clusters of earlier runs kept in
+a DuckDB database, so adding mentions costs time for them and the parts they touch, not for the
+corpus.
+
+A *part* is a connected component of the evidence that can merge (a shared profile, merge key or
+name, a review acceptance, fuzzy names at the merge threshold with the same locants). Parts never
+influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
+in-memory engine over those parts' profiles: same evidence, same order, hence the same clusters
+and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
+re-scores only the slices it changes (`kgctl.dedup.slices`). Review pairs across parts depend on
+both sides, so the parts sharing a fuzzy pair with a touched part are re-clustered too (their
+own results do not change). Removing mentions is not incremental: build a new state.
+
+>>> from kgctl.dedup.cluster import cluster
+>>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
+...       in enumerate([("copper nitrate", (("f", "A"),)), ("zinc oxide", ()),
+...                     ("Copper  nitrate", (("f", "B"),)), ("copper nitrates", ())])]
+>>> t = Thresholds(conflict_keys=("f",))
+>>> with State(None, t) as state:
+...     first = state.add(ms[:2])
+...     then = state.add(ms[2:])
+...     same = state.result().clusters == cluster(ms, t).clusters
+>>> same, first, then
+(True, 2, 3)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import duckdb
+
+from kgctl.dedup.cluster import (
+    Cluster,
+    Mention,
+    Pair,
+    Result,
+    Thresholds,
+    cluster,
+    profile_names,
+)
+from kgctl.dedup.keys import locant_signature
+from kgctl.dedup.slices import rescore
+from kgctl.dedup.tables import columns, insert, objects
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS setting (v VARCHAR);
+CREATE TABLE IF NOT EXISTS seen (paper VARCHAR);
+CREATE TABLE IF NOT EXISTS mention (iri VARCHAR, sig VARCHAR, paper VARCHAR);
+CREATE TABLE IF NOT EXISTS profile (sig VARCHAR, rep VARCHAR, paper VARCHAR, labels VARCHAR[],
+    part VARCHAR);
+CREATE TABLE IF NOT EXISTS mname (sig VARCHAR, name VARCHAR);
+CREATE TABLE IF NOT EXISTS mkey (sig VARCHAR, kv VARCHAR);
+CREATE TABLE IF NOT EXISTS bname (bkey VARCHAR, name VARCHAR, cut BOOLEAN, label VARCHAR);
+CREATE TABLE IF NOT EXISTS fpair (bkey VARCHAR, label VARCHAR, a VARCHAR, b VARCHAR,
+    score DOUBLE);
+CREATE TABLE IF NOT EXISTS member (part VARCHAR, sig VARCHAR, cluster VARCHAR);
+CREATE TABLE IF NOT EXISTS outcome (pa VARCHAR, pb VARCHAR, kind VARCHAR, a VARCHAR, b VARCHAR,
+    score DOUBLE, method VARCHAR, evidence VARCHAR);
+"""
+
+
+class State:
+    """Clusters kept in the DuckDB database at `path` (None: in memory) for one set of
+    thresholds and reviews."""
+
+    def __init__(self, path: Path | None, thresholds: Thresholds, *,
+                 accept: Iterable[tuple[str, str]] = (), reject: Iterable[tuple[str, str]] = ()):
+        self.t = thresholds
+        self.accept, self.reject = sorted(accept), sorted(reject)
+        self.con = duckdb.connect(":memory:" if path is None else str(path))
+        self.con.execute(TABLES)
+        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject])
+        kept = self.con.execute("SELECT v FROM setting").fetchall()
+        if not kept:
+            self.con.execute("INSERT INTO setting VALUES (?)", [setting])
+        elif kept[0][0] != json.dumps(json.loads(setting)):
+            self.con.close()
+            raise ValueError(f"{path}: kept for other thresholds or reviews: build a new state")
+
+    def __enter__(self) -> State:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.con.close()
+
+    def papers(self) -> set[str]:
+        """The papers whose mentions were added."""
+        return {p for (p,) in self.con.execute("SELECT paper FROM seen").fetchall()}
+
+    def add(self, mentions: Sequence[Mention], *, papers: Iterable[str] = ()) -> int:
+        """Cluster new mentions (IRIs not seen before), those of `papers` if given, with the
+        parts they touch, in one transaction; returns the number of profiles (mentions with the
+        same names and keys) re-clustered."""
+        self.con.execute("BEGIN")
+        try:
+            insert(self.con, "seen", {"paper": objects(sorted(papers))})
+            redone = self._add(mentions)
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+        return redone
+
+    def _add(self, mentions: Sequence[Mention]) -> int:
+        groups: dict[str, list[Mention]] = defaultdict(list)
+        names: dict[str, frozenset[str]] = {}
+        for m in mentions:
+            found = profile_names(m.labels, m.paper, self.t.name_scope)
+            sig = _sig(found, m.keys)
+            groups[sig].append(m)
+            names[sig] = found
+        fresh = sorted(set().union(*names.values()) - self._known(names))
+        self._append(groups, names)
+        changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
+                   else set())
+        touched = self._touched(groups, names, changed)
+        ring = self._ring(touched, list(groups))
+        subset = self._mentions(touched | ring, list(groups))
+        self._recluster(subset, ring)
+        return len(subset)
+
+    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]) -> None:
+        """New mentions, their new profiles; an earlier profile takes their labels (and their
+        IRI if smaller)."""
+        self._values("sigs", groups)
+        earlier = {sig: (r, labels, part) for sig, r, labels, part in self.con.execute(
+            "SELECT sig, rep, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
+        ).fetchall()}
+        self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
+        rows = []
+        for sig, ms in groups.items():
+            first = min(ms, key=lambda m: m.iri)
+            r, labels, part = earlier.get(sig, (first.iri, [], None))
+            labels = sorted(set(labels).union(*(m.labels for m in ms)))
+            rows.append((sig, min(r, first.iri), first.paper, labels, part))
+        insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
+        insert(self.con, "mention", columns([(m.iri, sig, m.paper) for sig, ms in groups.items()
+                                             for m in ms], "iri sig paper"))
+        new = [sig for sig in groups if sig not in earlier]
+        rows = [(sig, n) for sig in new for n in sorted(names[sig])]
+        if rows:
+            insert(self.con, "mname", columns(rows, "sig name"))
+        rows = [(sig, json.dumps(kv)) for sig in new for kv in json.loads(sig)[1]
+                if kv[0] in self.t.merge_keys]
+        if rows:
+            insert(self.con, "mkey", columns(rows, "sig kv"))
+
+    def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
+        """Names of the new mentions that earlier mentions have too."""
+        self._values("new_names", set().union(*names.values()))
+        return {n for (n,) in self.con.execute(
+            "SELECT DISTINCT name FROM mname WHERE name IN (SELECT v FROM new_names)").fetchall()}
+
+    def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
+                 changed: set[str]) -> set[str]:
+        """Earlier parts sharing a profile, name, merge key or changed fuzzy pair with the new
+        mentions, or linked to those by a review acceptance."""
+        self._values("sigs", groups)
+        self._values("hit", changed | set().union(*names.values()))
+        self._values("kvs", {json.dumps(kv) for sig in groups for kv in json.loads(sig)[1]
+                             if kv[0] in self.t.merge_keys})
+        parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM profile WHERE
+            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR sig IN (SELECT sig FROM mname
+            WHERE name IN (SELECT v FROM hit)) OR sig IN (SELECT sig FROM mkey WHERE kv IN
+            (SELECT v FROM kvs)))""").fetchall()}
+        if not self.accept:
+            return parts
+        self._values("reviewed", {i for pair in self.accept for i in pair})
+        part_of = dict(self.con.execute(
+            "SELECT iri, coalesce(part, '') FROM mention JOIN profile USING (sig) "
+            "WHERE iri IN (SELECT v FROM reviewed)").fetchall())
+        while True:  # acceptances join parts
+            more = {part_of[b] for pair in self.accept for a, b in (pair, pair[::-1])
+                    if a in part_of and b in part_of and part_of[a] in parts | {""}
+                    and part_of[b] not in parts | {""}}
+            if not more:
+                return parts
+            parts |= more
+
+    def _values(self, name: str, values: Iterable[str]) -> None:
+        """A one-column relation `name` (column v) to join with."""
+        self.con.register(name, {"v": objects(sorted(values))})
+
+    def _ring(self, touched: set[str], new: list[str]) -> set[str]:
+        """Untouched parts with a fuzzy pair to a touched part or a new mention."""
+        if self.t.name_scope != "global":
+            return set()
+        self._values("parts", touched)
+        self._values("sigs", new)
+        return {p for (p,) in self.con.execute("""WITH n AS (SELECT DISTINCT name FROM mname
+            JOIN profile USING (sig) WHERE part IN (SELECT v FROM parts) OR sig IN
+            (SELECT v FROM sigs)),
+            o AS (SELECT b AS name FROM fpair JOIN n ON a = n.name UNION
+                  SELECT a FROM fpair JOIN n ON b = n.name)
+            SELECT DISTINCT part FROM profile JOIN mname USING (sig) JOIN o USING (name)
+            WHERE part IS NOT NULL""").fetchall()} - touched
+
+    def _mentions(self, parts: set[str], new: list[str]) -> list[tuple[str, Mention]]:
+        """(profile, mention) of the profiles in `parts` or `new`: each profile's first
+        mention, with the labels of all, and the mentions named in reviews."""
+        self._values("parts", parts)
+        self._values("sigs", new)
+        self._values("reviewed", {i for pair in self.accept + self.reject for i in pair})
+        return [(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
+                              keys=tuple(map(tuple, json.loads(sig)[1]))))
+                for sig, iri, paper, labels in self.con.execute("""
+                WITH p AS (SELECT * FROM profile WHERE part IN (SELECT v FROM parts)
+                           OR sig IN (SELECT v FROM sigs))
+                SELECT sig, rep, paper, labels FROM p UNION
+                SELECT sig, iri, mention.paper, labels FROM p JOIN mention USING (sig)
+                WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
+
+    def _recluster(self, subset: list[tuple[str, Mention]], ring: set[str]) -> None:
+        """Cluster the subset and replace the results of its parts, except the ring's."""
+        sig_of = {m.iri: sig for sig, m in subset}
+        names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
+        self._values("names", names)
+        pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
+                                 "FROM names) AND b IN (SELECT v FROM names)").fetchall()
+        result = cluster([m for _, m in subset], self.t, fuzzy=pairs,
+                         accept=[p for p in self.accept if set(p) <= sig_of.keys()],
+                         reject=[p for p in self.reject if set(p) <= sig_of.keys()])
+        part = self._parts(subset, pairs)
+        self._values("sigs", set(sig_of.values()))
+        self._values("old", {p for (p,) in self.con.execute(
+            "SELECT DISTINCT part FROM profile WHERE sig IN (SELECT v FROM sigs)").fetchall()
+            if p is not None and p not in ring})
+        sql = self.con.execute
+        sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
+        sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
+        moved = [(sig, p) for sig, p in part.items() if p not in ring]
+        if moved:
+            self.con.register("moved", columns(moved, "sig part"))
+            sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
+            self.con.unregister("moved")
+        members = {(part[sig_of[m]], sig_of[m], c.members[0]) for c in result.clusters
+                   for m in c.members if part[sig_of[m]] not in ring}
+        if members:
+            insert(self.con, "member", columns(sorted(members), "part sig cluster"))
+        outcomes = [(pa, pb, kind, p.a, p.b, p.score, p.method, p.evidence)
+                    for kind, items in (("decision", result.decisions), ("grey", result.grey),
+                                        ("refused", result.refused))
+                    for p in items
+                    for pa, pb in [(part[sig_of[p.a]], part[sig_of[p.b]])]
+                    if pa not in ring or pb not in ring]
+        if outcomes:
+            insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
+
+    def _parts(self, subset: list[tuple[str, Mention]], pairs: list[tuple]) -> dict[str, str]:
+        """Each profile's part, named by its smallest IRI."""
+        parent = {m.iri: m.iri for _, m in subset}
+
+        def find(i: str) -> str:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        def union(a: str, b: str) -> None:
+            ra, rb = sorted((find(a), find(b)))
+            parent[rb] = ra
+
+        first: dict[object, str] = {}
+        for sig, m in subset:
+            names, keys = json.loads(sig)
+            atoms = [("sig", sig), *(("name", n) for n in names),
+                     *(("key", tuple(kv)) for kv in keys if kv[0] in self.t.merge_keys)]
+            for atom in atoms:
+                union(first.setdefault(atom, m.iri), m.iri)
+        by_name = {atom[1]: iri for atom, iri in first.items() if atom[0] == "name"}
+        for score, a, b in pairs:
+            if score >= self.t.merge and locant_signature(a) == locant_signature(b):
+                union(by_name[a], by_name[b])
+        for a, b in self.accept:
+            if a in parent and b in parent:
+                union(a, b)
+        return {sig: find(m.iri) for sig, m in subset}
+
+    def paper_of(self) -> dict[str, str]:
+        """Every mention's paper."""
+        return dict(self.con.execute("SELECT iri, paper FROM mention").fetchall())
+
+    def labels(self) -> dict[str, list[str]]:
+        """The labels of each profile, by the IRI its decisions name."""
+        return dict(self.con.execute("SELECT rep, labels FROM profile").fetchall())
+
+    def result(self) -> Result:
+        """All clusters (in the in-memory engine's order) and decisions (as sets: sorted)."""
+        conflict = set(self.t.conflict_keys)
+        clusters: dict[str, Cluster] = {}
+        for cid, sig, labels, iris in self.con.execute(
+                "SELECT cluster, sig, labels, list(iri ORDER BY iri) FROM member JOIN profile "
+                "USING (sig) JOIN mention USING (sig) GROUP BY ALL ORDER BY cluster").fetchall():
+            c = clusters.setdefault(cid, Cluster(members=[], keys={}, labels=[]))
+            c.members = sorted(c.members + iris)
+            c.labels = sorted(set(c.labels) | set(labels))
+            for kind, value in json.loads(sig)[1]:
+                if kind in conflict:
+                    c.keys[kind] = min(c.keys.get(kind, value), value)
+        out = Result(clusters=list(clusters.values()))
+        for kind, a, b, score, method, evidence in self.con.execute(
+                "SELECT kind, a, b, score, method, evidence FROM outcome").fetchall():
+            getattr(out, {"decision": "decisions"}.get(kind, kind)).append(Pair(
+                a=a, b=b, score=score, method=method, evidence=evidence,
+                accepted=kind == "decision"))
+        for items in (out.decisions, out.grey, out.refused):
+            items.sort(key=_order)
+        return out
+
+
+def _order(p: Pair) -> tuple:
+    return p.a, p.b, p.method, p.evidence
+
+
+def _sig(names: frozenset[str], keys: Iterable[tuple[str, str]]) -> str:
+    return json.dumps([sorted(names), sorted(set(map(tuple, keys)))])
