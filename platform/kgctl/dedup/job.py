@@ -193,8 +193,11 @@ def _output_quads(spec: DedupSpec, result: Result, iris: list[str]) -> list[Quad
     quads = []
     for c, iri in zip(result.clusters, iris, strict=True):
         canon = NamedNode(iri)
-        quads.append(Quad(canon, RDF_TYPE, NamedNode(spec.classes[0]), DEDUP_GRAPH))
+        # the class is named, not asserted: a query over the union of all graphs (the merged
+        # view) must not count a canonical node as one more instance of its papers' class
         quads.append(Quad(canon, RDF_TYPE, NamedNode(KG + "CanonicalEntity"), DEDUP_GRAPH))
+        quads.append(Quad(canon, NamedNode(KG + "entityClass"), NamedNode(spec.classes[0]),
+                          DEDUP_GRAPH))
         if c.labels:
             label = Counter(c.labels).most_common(1)[0][0]
             quads.append(Quad(canon, RDFS_LABEL, Literal(label), DEDUP_GRAPH))
