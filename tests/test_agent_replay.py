@@ -16,8 +16,8 @@ from kgctl.agent.aio import run_sync
 from kgctl.agent.replay import load_calls, replay_traces
 from kgctl.cli import cli
 from kgctl.errors import InputError
-from kgctl.ontology import default_ir
 from kgctl.instantiation.server import build_server
+from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
 from kgctl.store.trace import trace_jsonl
 

@@ -103,12 +103,13 @@ async def replay_traces(
     surface = surface or compile_tools(ir)
     server = build_server(ir, store, feedback=feedback, surface=surface)
     await server.ready()
+    tools = Instantiator(ir, store, surface=surface, feedback=feedback)
     reports, unflushed = [], 0
     for path in paths:
         pid, calls = load_calls(path)
         paper = _selected(pid)
         scratch = EmbeddedStore()
-        engine = Instantiator(ir, scratch, surface=surface, feedback=feedback)
+        engine = tools.over(scratch)
         reports.append(replay_calls(partial(call_in_process, server, engine), pid, paper, calls))
         unflushed += _move_paper(scratch, paper, store)
         if unflushed >= FLUSH_QUADS:
