@@ -103,7 +103,7 @@ async def replay_traces(
     surface = surface or compile_tools(ir)
     server = build_server(ir, store, feedback=feedback, surface=surface)
     await server.ready()
-    tools = Instantiator(ir, store, surface=surface, feedback=feedback)
+    tools = Instantiator(ir, store, surface=surface, feedback=feedback)  # each paper's: .over
     reports, unflushed = [], 0
     for path in paths:
         pid, calls = load_calls(path)
