@@ -4,16 +4,17 @@ anchor in the same run.
 The corpus of N papers is N renamed copies of the MOP-30 ground-truth traces (copy 0 keeps the
 original paper ids, so N = 30 is MOP-30 itself). Stages and their anchors:
 
-- replay: the traces replayed through the compiled MCP tools into an on-disk store (one
-  session, as `kgctl demo` does); anchor: `Store.bulk_load` of the same quads into a fresh store;
+- replay: the traces replayed through the compiled tools into an on-disk store (`replay_traces`,
+  as `kgctl demo` does); anchor: `Store.bulk_load` of the same quads into a fresh store;
 - read-out: the fixed read-out queries of every paper (`read_out_loaded`, as `kgctl eval`);
   anchor: reading every paper's triples;
 - dedup: `kgctl dedup` on the store; anchor: one scan of every quad of the store.
 
 Each stage runs in its own process (time and peak memory are its own). The store's size on disk
 per quad is printed after replay, after `kgctl store compact` and for the bulk-loaded store.
-Then `kgctl serve` is started on the store of one size (default 300) and every read-out query is
-sent over the union of all its papers. The growth exponent of a stage is
+On the store of one size (default 300) `kgctl serve` is started after the read-out and every
+read-out query sent over the union of all its paper graphs (before dedup adds each paper's
+merged view, which the union would mix in). The growth exponent of a stage is
 log(t2 / t1) / log(N2 / N1) between the two largest sizes.
 
 Usage: python scripts/bench_scale.py [--sizes 30,300,3000] [--serve-size 300] [--work DIR]
@@ -190,7 +191,7 @@ def exponent(results: dict[int, dict], stage: str) -> str:
     return f"{math.log(growth) / math.log(b / a):.2f}"
 
 
-def measure(size: int, work: Path) -> dict:
+def measure(size: int, work: Path, *, serve: bool) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     make_corpus(size, work / "traces")
     out = {"replay": run_stage("replay", work)}
@@ -201,7 +202,11 @@ def measure(size: int, work: Path) -> dict:
     out["size_compact"] = disk_bytes(work / "store") / quads
     out["bulk_load"] = run_stage("bulk_load", work)
     out["size_bulk"] = disk_bytes(work / "bulk") / quads
-    for stage in ("readout", "triples", "dedup", "scan"):
+    for stage in ("readout", "triples"):
+        out[stage] = run_stage(stage, work)
+    if serve:  # before dedup adds each paper's merged view to the store
+        out["serve"] = serve_union(work, size)
+    for stage in ("dedup", "scan"):
         out[stage] = run_stage(stage, work)
     shutil.rmtree(work / "bulk")
     (work / "dump.nq").unlink()
@@ -218,11 +223,13 @@ def report_size(size: int, r: dict) -> None:
         print(f"  {stage:8} {s['seconds']:8.2f} s {s['mb']:7.0f} MB   |  {anchor:9} "
               f"{a['seconds']:8.2f} s {a['mb']:7.0f} MB   ratio {ratio:6.1f}x")
     print(f"  store bytes per quad: after replay {r['size_replay']:.0f}, after compact "
-          f"{r['size_compact']:.0f}, bulk-loaded {r['size_bulk']:.0f}", flush=True)
+          f"{r['size_compact']:.0f}, bulk-loaded {r['size_bulk']:.0f}")
+    print("\n".join(r.get("serve", ())), flush=True)
 
 
-def serve_union(work: Path, size: int) -> None:
-    """Every read-out query over the union of the store's papers, through `kgctl serve`."""
+def serve_union(work: Path, size: int) -> list[str]:
+    """Every read-out query over the union of the store's paper graphs, through `kgctl serve`:
+    the lines to print."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -231,9 +238,9 @@ def serve_union(work: Path, size: int) -> None:
                                str(port), "--union-default-graph"], env=_env(),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/query"
+    lines = [f"kgctl serve, union of {size} papers (target < {TARGET_SERVE_SECONDS} s each):"]
     try:
         _wait_ready(url, server)
-        print(f"kgctl serve, union of {size} papers (target < {TARGET_SERVE_SECONDS} s each):")
         for rq in sorted((ROOT / "domains" / "mop30" / "readout").glob("*.rq")):
             body = urllib.parse.urlencode({"query": rq.read_text(encoding="utf-8")}).encode()
             request = urllib.request.Request(url, data=body, headers={
@@ -247,10 +254,12 @@ def serve_union(work: Path, size: int) -> None:
             seconds = time.perf_counter() - started
             rows = len(json.loads(body)["results"]["bindings"]) if status == 200 else 0
             verdict = "ok" if status == 200 and seconds < TARGET_SERVE_SECONDS else "MISSED"
-            print(f"  {rq.name:22} HTTP {status} {rows:7} rows {seconds:6.2f} s  {verdict}")
+            lines.append(f"  {rq.name:22} HTTP {status} {rows:7} rows {seconds:6.2f} s  "
+                         f"{verdict}")
     finally:
         server.terminate()
         server.wait()
+    return lines
 
 
 def _wait_ready(url: str, server: subprocess.Popen) -> None:
@@ -281,10 +290,8 @@ def main() -> None:
     results = {}
     try:
         for size in sizes:
-            results[size] = measure(size, base / str(size))
+            results[size] = measure(size, base / str(size), serve=size == args.serve_size)
             report_size(size, results[size])
-            if size == args.serve_size:
-                serve_union(base / str(size), size)
             if size != max(sizes):
                 shutil.rmtree(base / str(size))
         summarise(results)

@@ -1,5 +1,5 @@
 """Test and benchmark helper: MOP-30 paper graphs rebuilt by replaying the bundled traces
-(domains/mop30/benchmark/traces, made by the round-trip oracle) through the compiled MCP tools, the
+(domains/mop30/benchmark/traces, made by the round-trip oracle) through the compiled tools, the
 one way the project builds the MOP-30 graph (as `kgctl demo` does).
 """
 

@@ -1,4 +1,5 @@
-"""Replay re-issues a recorded trace through the MCP tools: the graph comes back identical."""
+"""Replay re-issues a recorded trace through the compiled tools (in process, with the checks of
+an MCP call): the graph, the trace and every refusal come back as an MCP session makes them."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from pathlib import Path
 import pytest
 from agent_helpers import build_original
 from click.testing import CliRunner
+from mcp import Client
+from mcp_types import TextContent
 
 from kgctl.agent.aio import run_sync
 from kgctl.agent.replay import load_calls, replay_traces
 from kgctl.cli import cli
 from kgctl.errors import InputError
+from kgctl.instantiation.server import build_server
 from kgctl.ontology import default_ir
 from kgctl.store import EmbeddedStore, canonical_nquads
 from kgctl.store.trace import trace_jsonl
@@ -76,6 +80,41 @@ def test_a_refused_call_is_reported_and_the_rest_written(original: tuple[str, Pa
     assert "1 of 6 calls refused" in result.output and "unit_unknown" in result.output
 
 
+def test_refusals_and_graph_are_those_of_an_mcp_session(original: tuple[str, Path],
+                                                        tmp_path: Path) -> None:
+    """Refused calls of every kind (the engine's, an unknown argument, an unknown tool, over
+    the limits) give the same feedback and the same graph in process as over MCP."""
+    _, trace = original
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    last = records[-1]
+    bad = [{**last, "arguments": {**last["arguments"], "target_temperature": {
+               "value": 85, "unit": "furlong"}}},
+           {**last, "arguments": {**last["arguments"], "colour": "red"}},
+           {**last, "tool": "add_stirr"},
+           {**last, "arguments": {**last["arguments"], "vessel": "v" * 5000}}]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("".join(json.dumps({**r, "seq": i}) + "\n"
+                              for i, r in enumerate([*records[:-1], *bad, last], start=1)),
+                      encoding="utf-8")
+    fast = EmbeddedStore(None)
+    [report] = run_sync(lambda: replay_traces([broken], ir=default_ir(), store=fast))
+    assert [r.position for r in report.refused] == [6, 7, 8, 9]
+    mcp_store = EmbeddedStore(None)
+    _, calls = load_calls(broken)
+
+    async def over_mcp() -> list[str]:
+        async with Client(build_server(default_ir(), mcp_store)) as client:
+            await client.call_tool("select_paper", {"paper_id": PAPER})
+            results = [await client.call_tool(c.tool, c.arguments) for c in calls]
+        return ["\n".join(c.text for c in r.content if isinstance(c, TextContent))
+                for r in results if r.is_error]
+
+    assert [r.feedback for r in report.refused] == run_sync(over_mcp)
+    assert {json.loads(r.feedback)["code"] for r in report.refused} == {
+        "unit_unknown", "unknown_argument", "unknown_tool", "too_large"}
+    assert canonical_nquads(fast, PAPER) == canonical_nquads(mcp_store, PAPER)
+
+
 @pytest.mark.parametrize("content, message", [
     ("", "the trace is empty"), ("not json\n", "not a call record"),
     ('{"format": "kgctl-agent-trace/1", "paper_id": 3}', "not an agent trace")])
@@ -104,3 +143,9 @@ def test_oracle_traces_replay_to_identical_graphs(tmp_path: Path) -> None:
     for report in reports:
         assert canonical_nquads(fresh, report.paper_id) == canonical_nquads(
             original, report.paper_id)
+        assert _timeless(fresh, report.paper_id) == _timeless(original, report.paper_id)
+
+
+def _timeless(store: EmbeddedStore, paper: str) -> list[dict]:
+    """The paper's call records (deltas, IRIs, arguments, evidence) but their times."""
+    return [r.model_dump(exclude={"time"}) for r in store.trace(paper)]

@@ -38,10 +38,12 @@ def test_an_evicted_paper_index_is_reloaded_whole(monkeypatch) -> None:
     assert list(engine._indexes) == ["pa"]
 
 
-def test_replay_flushes_the_store_after_each_paper(tmp_path) -> None:
-    """RocksDB's write buffers grow with every paper unless flushed: a corpus replay would not
-    run in bounded memory."""
+def test_replay_flushes_the_store_as_it_writes(tmp_path, monkeypatch) -> None:
+    """RocksDB's write buffers grow with every paper unless flushed: a corpus replay flushes
+    the store every FLUSH_QUADS quads it writes, and at the end."""
     from evaluation_helpers import replay_into
+
+    from kgctl.agent import replay
 
     class Counting(EmbeddedStore):
         flushes = 0
@@ -50,8 +52,9 @@ def test_replay_flushes_the_store_after_each_paper(tmp_path) -> None:
             Counting.flushes += 1
             super().flush()
 
+    monkeypatch.setattr(replay, "FLUSH_QUADS", 1)
     store = Counting(tmp_path / "store")
     papers = ["10.1002_anie.201811027", "10.1002_chem.201604264"]
     reports = replay_into(store, papers)
-    assert [r.paper_id for r in reports] == papers and Counting.flushes == 2
+    assert [r.paper_id for r in reports] == papers and Counting.flushes == 3
     assert store.papers() == papers

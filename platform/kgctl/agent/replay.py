@@ -1,4 +1,4 @@
-"""Replay: re-issue a recorded tool-call trace through the paper's MCP tools.
+"""Replay: re-issue a recorded tool-call trace through the paper's compiled tools.
 
 Unlike the store's delta replay, every call goes through the same validation path again, so a
 replay also checks that the recorded calls are still valid against the current tools. Two
@@ -15,25 +15,32 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
-from mcp_types import TextContent
+from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict
+from pyoxigraph import RdfFormat
 
 from kgctl.agent.trace import AgentTrace
-from kgctl.compiler.spec import ToolSurface
+from kgctl.compiler import ToolSurface, compile_tools
 from kgctl.errors import InputError
-from kgctl.instantiation.server import build_server
+from kgctl.instantiation.engine import Instantiator
+from kgctl.instantiation.server import build_server, call_in_process
 from kgctl.ontology.ir import OntologyIR
 from kgctl.papers.formats import TRACE_FORMAT
+from kgctl.store import EmbeddedStore
 from kgctl.store.base import GraphStore
+from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.store.trace import read_trace
 
 # Tools whose calls never change the graph; their records, if any, are not re-issued.
 SELECT_TOOL = "select_paper"
 SESSION_TOOLS = frozenset({SELECT_TOOL})
+# quads written between two flushes of the store (RocksDB's write buffers otherwise grow
+# with every paper)
+FLUSH_QUADS = 50_000
 
 
 class ReplayCall(BaseModel):
@@ -76,8 +83,12 @@ async def replay_traces(
     feedback: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> list[ReplayReport]:
-    """Replay trace files into the store through one MCP session (switching papers). Each
-    trace is read when its turn comes, so memory does not grow with the number of traces."""
+    """Replay trace files into the store through the tools of the instantiation server.
+
+    Each trace is read when its turn comes and replayed into a paper store in memory, call by
+    call, each call checked as an MCP session's call is (`call_in_process`: the server's checks,
+    then the same handler, without the JSON-RPC round trip); the paper's graph and provenance
+    then go into `store` in one transaction. Memory holds one paper at a time."""
     papers = [trace_paper(path) for path in paths]
     clash = sorted(pid for pid, n in Counter(papers).items() if n > 1)
     if clash:
@@ -89,31 +100,56 @@ async def replay_traces(
                          "use --replace to rebuild them from the traces")
     for pid in taken:
         store.drop(pid)
-    reports = []
+    surface = surface or compile_tools(ir)
     server = build_server(ir, store, feedback=feedback, surface=surface)
-    async with Client(server) as client:
-        for path in paths:
-            pid, calls = load_calls(path)
-            selected = await client.call_tool(SELECT_TOOL, {"paper_id": pid})
-            if selected.is_error:
-                raise InputError(f"cannot select paper {pid!r} for replay")
-            reports.append(await replay_calls(client, pid, calls))
+    await server.ready()
+    tools = Instantiator(ir, store, surface=surface, feedback=feedback)  # each paper's: .over
+    reports, unflushed = [], 0
+    for path in paths:
+        pid, calls = load_calls(path)
+        paper = _selected(pid)
+        scratch = EmbeddedStore()
+        engine = tools.over(scratch)
+        reports.append(replay_calls(partial(call_in_process, server, engine), pid, paper, calls))
+        unflushed += _move_paper(scratch, paper, store)
+        if unflushed >= FLUSH_QUADS:
             store.flush()
-            if progress:
-                progress(pid)
+            unflushed = 0
+        if progress:
+            progress(pid)
+    store.flush()
     return reports
 
 
-async def replay_calls(client: Client, paper_id: str, calls: list[ReplayCall]) -> ReplayReport:
-    """Issue the calls in order; refusals are reported (the graph keeps the accepted ones)."""
+def replay_calls(call: Callable[[str, str, dict[str, Any]], CallToolResult], paper_id: str,
+                 paper: str, calls: list[ReplayCall]) -> ReplayReport:
+    """Issue the calls in order on `paper`; refusals are reported (the graph keeps the
+    accepted ones)."""
     refused = []
-    for position, call in enumerate(calls, start=1):
-        result = await client.call_tool(call.tool, call.arguments)
+    for position, item in enumerate(calls, start=1):
+        result = call(item.tool, paper, item.arguments)
         if result.is_error:
             text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
-            refused.append(Refusal(position=position, tool=call.tool, feedback=text))
+            refused.append(Refusal(position=position, tool=item.tool, feedback=text))
     return ReplayReport(paper_id=paper_id, calls=len(calls), accepted=len(calls) - len(refused),
                         refused=tuple(refused))
+
+
+def _selected(pid: str) -> str:
+    """The paper a session selecting `pid` is bound to (as `select_paper` binds it)."""
+    try:
+        return make_paper_id(pid)
+    except ValueError:
+        raise InputError(f"cannot select paper {pid!r} for replay") from None
+
+
+def _move_paper(scratch: EmbeddedStore, paper: str, store: GraphStore) -> int:
+    """Put the paper built in `scratch` into `store` in one transaction; the quads moved."""
+    if not scratch.has_paper(paper):  # every call refused, or none
+        return 0
+    data = scratch.export(paper_id=paper, format=RdfFormat.N_QUADS)
+    store.import_data(data, format=RdfFormat.N_QUADS)  # the paper has no graph before
+    return data.count(b"\n")
 
 
 def trace_paper(path: Path) -> str:

@@ -7,6 +7,7 @@ triples and the call record in one `store.write` and keep the paper index curren
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import OrderedDict
 from functools import cached_property, partial
@@ -57,13 +58,21 @@ class Instantiator:
         self._indexes: OrderedDict[str, PaperIndex] = OrderedDict()  # most recent last
         self._seq: dict[str, int] = {}
         self._rules = rules_by_class(ir)
+        self._keys = {c.key for c in ir.classes.values() if c.key is not None}
+
+    def over(self, store: GraphStore) -> Instantiator:
+        """The same tools over another store: what was derived from the IR is shared, the
+        papers' caches are not."""
+        other = copy.copy(self)
+        other.store, other._indexes, other._seq = store, OrderedDict(), {}
+        return other
 
     def index(self, paper_id: str) -> PaperIndex:
         """The paper's index; only the MAX_INDEXES most recently used papers keep theirs in
         memory (a long-running server or a corpus replay would otherwise hold every paper's)."""
         if paper_id not in self._indexes:
-            keys = {c.key for c in self.ir.classes.values() if c.key is not None}
-            self._indexes[paper_id] = PaperIndex.load(self.store, paper_id, key_properties=keys)
+            self._indexes[paper_id] = PaperIndex.load(self.store, paper_id,
+                                                      key_properties=self._keys)
             if len(self._indexes) > MAX_INDEXES:
                 self._indexes.popitem(last=False)
         self._indexes.move_to_end(paper_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -147,21 +148,40 @@ def _messages(system: str, step: str) -> Callable[[], list[Message]]:
 def _register(server: ToolServer, spec: ToolSpec, engine: _Engine, bindings: Any,
               feedback: bool) -> None:
     def run(arguments: dict[str, Any], ctx: Context) -> Annotated[CallToolResult, ToolResult]:
-        given = {k: v for k, v in arguments.items() if v is not None}
         paper = bindings.get(server.session_key(ctx)).paper
-        try:
-            if paper is None:
-                raise Rejected([Finding(code="no_paper", field="paper_id",
-                                        message="no paper selected in this session",
-                                        hint="call select_paper first; over HTTP, open a "
-                                             "session (initialize handshake) to keep it")])
-            result = engine.get(feedback).call(spec.name, paper, given)
-        except Rejected as exc:
-            return error_result(exc.feedback)
-        except KgctlError as exc:
-            return error_result(Feedback.from_findings([Finding(
-                code="store_error", field="", message=str(exc), retryable=False)]))
-        return ok_result(result)
+        return run_tool(partial(engine.get, feedback), spec.name, paper, arguments)
 
     server.add_raw_tool(run, name=spec.name, description=spec.description,
                         input_schema=spec.input_schema, annotations=ANNOTATIONS[spec.action])
+
+
+def run_tool(engine: Callable[[], Instantiator], tool: str, paper: str | None,
+             arguments: dict[str, Any]) -> CallToolResult:
+    """The handler of every compiled tool: one call on `paper` through the engine, a refusal
+    or a store failure as the `is_error` envelope result. MCP sessions and in-process callers
+    (`call_in_process`) both run it."""
+    given = {k: v for k, v in arguments.items() if v is not None}
+    try:
+        if paper is None:
+            raise Rejected([Finding(code="no_paper", field="paper_id",
+                                    message="no paper selected in this session",
+                                    hint="call select_paper first; over HTTP, open a "
+                                         "session (initialize handshake) to keep it")])
+        result = engine().call(tool, paper, given)
+    except Rejected as exc:
+        return error_result(exc.feedback)
+    except KgctlError as exc:
+        return error_result(Feedback.from_findings([Finding(
+            code="store_error", field="", message=str(exc), retryable=False)]))
+    return ok_result(result)
+
+
+def call_in_process(server: ToolServer, engine: Instantiator, tool: str, paper: str,
+                    arguments: dict[str, Any]) -> CallToolResult:
+    """A call of `server`'s tool `tool` on `paper` as an MCP session bound to the paper makes
+    it (the server's checks before any tool runs, then the same handler on `engine`), without
+    the JSON-RPC round trip; `server` must be ready (`await server.ready()`)."""
+    refused = server.refusal(tool, arguments)
+    if refused is not None:
+        return error_result(refused)
+    return run_tool(lambda: engine, tool, paper, arguments)

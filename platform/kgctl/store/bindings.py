@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 
 from kgctl.errors import InputError
 
@@ -52,6 +53,7 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
             yield kind, match.group().upper(), match.end()
 
 
+@lru_cache(maxsize=256)  # the same few query texts are bound again and again
 def _pattern_start(text: str) -> int:
     """Offset just after the opening brace of the top-level WHERE group."""
     depth, form, after_where, previous = 0, None, False, None

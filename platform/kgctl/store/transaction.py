@@ -11,6 +11,7 @@ refused write changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import NamedTuple
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Triple
@@ -28,12 +29,16 @@ class WritePlan(NamedTuple):
 
 
 def check_paper_id(pid: str) -> None:
-    try:
-        valid = isinstance(pid, str) and paper_of_graph(NamedNode(PAPER_BASE + pid).value) == pid
-    except ValueError:  # not an IRI once prefixed (space, '>', control characters)
-        valid = False
-    if not valid:
+    if not (isinstance(pid, str) and _valid_paper_id(pid)):
         raise InputError(f"not a paper id: {pid!r} (make one with kgctl.store.iris.paper_id)")
+
+
+@lru_cache(maxsize=1024)  # every query and write checks its paper: a hot path
+def _valid_paper_id(pid: str) -> bool:
+    try:
+        return paper_of_graph(NamedNode(PAPER_BASE + pid).value) == pid
+    except ValueError:  # not an IRI once prefixed (space, '>', control characters)
+        return False
 
 
 def check_record(record: CallRecord) -> None:

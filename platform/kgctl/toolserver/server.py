@@ -225,27 +225,37 @@ class ToolServer(MCPServer):
         return result
 
     async def _call(self, name: str, arguments: dict[str, Any], context: Context | None) -> Any:
-        refused = check_arguments({"tool": name, **arguments} if len(name) > self.limits.max_text
-                                  else arguments, self.limits)
+        refused = self._over_limits(name, arguments)  # before any work, setup included
+        if refused is None:
+            try:
+                await self.ready()
+            except Exception as exc:  # noqa: BLE001
+                return error_result(Envelope(code="unavailable", message=f"the server could "
+                                             f"not load: {exc}", retryable=False))
+            refused = self._unknown(name, arguments)
         if refused is not None:
             return error_result(refused)
-        try:
-            await self.ready()
-        except Exception as exc:  # noqa: BLE001
-            return error_result(Envelope(code="unavailable", message=f"the server could not "
-                                         f"load: {exc}", retryable=False))
-        tool = self._tool_manager.get_tool(name)
-        if tool is None:
-            return error_result(_unknown_tool(name, [t.name for t in
-                                                     self._tool_manager.list_tools()]))
-        known = tool.parameters.get("properties", {})
-        unknown = sorted(set(arguments) - set(known))
-        if unknown:
-            return error_result(_unknown_argument(name, unknown[0], sorted(known)))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             return error_result(_failure(name, exc))
+
+    def refusal(self, name: str, arguments: dict[str, Any]) -> Envelope | None:
+        """What `call_tool` refuses before a tool runs (input limits, unknown tool or
+        argument), for a caller that runs the tool's handler in process; after `ready`."""
+        return self._over_limits(name, arguments) or self._unknown(name, arguments)
+
+    def _over_limits(self, name: str, arguments: dict[str, Any]) -> Envelope | None:
+        return check_arguments({"tool": name, **arguments} if len(name) > self.limits.max_text
+                               else arguments, self.limits)
+
+    def _unknown(self, name: str, arguments: dict[str, Any]) -> Envelope | None:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return _unknown_tool(name, [t.name for t in self._tool_manager.list_tools()])
+        known = tool.parameters.get("properties", {})
+        unknown = sorted(set(arguments) - set(known))
+        return _unknown_argument(name, unknown[0], sorted(known)) if unknown else None
 
 
 def _unknown_tool(name: str, names: list[str]) -> Envelope:
