@@ -31,16 +31,13 @@ from kgctl.instantiation.server import build_server, call_in_process
 from kgctl.ontology.ir import OntologyIR
 from kgctl.papers.formats import TRACE_FORMAT
 from kgctl.store import EmbeddedStore
-from kgctl.store.base import GraphStore
+from kgctl.store.base import FLUSH_QUADS, GraphStore
 from kgctl.store.iris import paper_id as make_paper_id
 from kgctl.store.trace import read_trace
 
 # Tools whose calls never change the graph; their records, if any, are not re-issued.
 SELECT_TOOL = "select_paper"
 SESSION_TOOLS = frozenset({SELECT_TOOL})
-# quads written between two flushes of the store (RocksDB's write buffers otherwise grow
-# with every paper)
-FLUSH_QUADS = 50_000
 
 
 class ReplayCall(BaseModel):
