@@ -42,16 +42,28 @@ class ServedStore:
         self.path = path
 
     def _reader(self) -> Store:
-        return Store.read_only(str(self.path))
+        return _retried(lambda: Store.read_only(str(self.path)))
 
     def __len__(self) -> int:
-        return len(self._reader())
+        return _retried(lambda: len(Store.read_only(str(self.path))))
 
     def query(self, *args, **kwargs):
         return self._reader().query(*args, **kwargs)
 
     def quads_for_pattern(self, *args):
         return self._reader().quads_for_pattern(*args)
+
+
+def _retried(read):
+    """`read()` again while it fails on a table file that is gone: the server's writer compacts
+    the directory, and a file the manifest named can vanish before a reader opens it."""
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        try:
+            return read()
+        except RuntimeError as exc:
+            if "No such file" not in str(exc) or time.monotonic() > deadline:
+                raise
 
 
 def disk_store(path: Path | None = None) -> ServedStore:
