@@ -81,11 +81,3 @@ class Outputs:
             insert(self.con, "probe", columns(self.probes, "i j side keys"))
         self.rows, self.roots, self.probes = [], [], []
 
-
-def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list | None = None, *,
-          size: int = FETCH) -> Iterator:
-    cursor = con.cursor()
-    cursor.execute(query, params)
-    while batch := cursor.fetchmany(size):
-        yield from batch
-    cursor.close()
