@@ -149,3 +149,24 @@ def test_oracle_traces_replay_to_identical_graphs(tmp_path: Path) -> None:
 def _timeless(store: EmbeddedStore, paper: str) -> list[dict]:
     """The paper's call records (deltas, IRIs, arguments, evidence) but their times."""
     return [r.model_dump(exclude={"time"}) for r in store.trace(paper)]
+
+
+def test_papers_replayed_before_a_failing_trace_are_kept_whole(original: tuple[str, Path],
+                                                               tmp_path: Path) -> None:
+    """Papers go into the store in batches; a trace that fails at its turn still leaves every
+    paper replayed before it in the store, whole, on disk."""
+    nquads, trace = original
+    first = json.loads(trace.read_text(encoding="utf-8").splitlines()[0])
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps({**first, "paper_id": "other"}) + "\n{not json\n",
+                      encoding="utf-8")
+    store = EmbeddedStore(tmp_path / "store")
+    with pytest.raises(InputError, match="broken.jsonl"):
+        run_sync(lambda: replay_traces([trace, broken], ir=default_ir(), store=store))
+    store.close()
+    store = EmbeddedStore(tmp_path / "store")
+    try:
+        assert store.papers() == [PAPER]
+        assert canonical_nquads(store, PAPER) == nquads
+    finally:
+        store.close()

@@ -147,3 +147,31 @@ def test_invalid_query_and_paper_id_are_input_errors(store):
         store.query("SELECT WHERE {")
     with pytest.raises(InputError, match="not a paper id"):
         store.write("a/b", insert=step_triples("p1", 1))
+
+
+def test_a_large_import_is_whole_or_nothing(tmp_path):
+    """An import of BULK_QUADS quads or more goes through the bulk loader: all of it, with
+    quads already there, or nothing (a blank node refuses the whole import)."""
+    from pyoxigraph import BlankNode, NamedNode, Quad
+
+    from kgctl.store.embedded import BULK_QUADS
+    from kgctl.store.iris import graph_iri
+
+    disk = EmbeddedStore(tmp_path / "store")
+    disk.write("p1", insert=step_triples("p1", 1))
+    there = list(disk.quads())
+    g = graph_iri("p2")
+    new = [Quad(NamedNode(f"https://ex.org/s{i}"), NamedNode("https://ex.org/p"),
+                NamedNode(f"https://ex.org/o{i}"), g) for i in range(BULK_QUADS)]
+    with pytest.raises(InputError, match="blank nodes"):
+        disk.import_quads([*new, Quad(BlankNode(), NamedNode("https://ex.org/p"),
+                                      NamedNode("https://ex.org/o"), g)])
+    assert list(disk.quads()) == there
+    assert disk.import_quads(new + there) == ["p1", "p2"]
+    disk.close()
+    disk = EmbeddedStore(tmp_path / "store")
+    try:
+        assert len(list(disk.quads())) == len(there) + BULK_QUADS
+        assert disk.papers() == ["p1", "p2"]
+    finally:
+        disk.close()

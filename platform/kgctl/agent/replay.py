@@ -21,7 +21,7 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import RdfFormat
+from pyoxigraph import Quad
 
 from kgctl.agent.trace import AgentTrace
 from kgctl.compiler import ToolSurface, compile_tools
@@ -84,8 +84,9 @@ async def replay_traces(
 
     Each trace is read when its turn comes and replayed into a paper store in memory, call by
     call, each call checked as an MCP session's call is (`call_in_process`: the server's checks,
-    then the same handler, without the JSON-RPC round trip); the paper's graph and provenance
-    then go into `store` in one transaction. Memory holds one paper at a time."""
+    then the same handler, without the JSON-RPC round trip). About every FLUSH_QUADS quads, the
+    papers built go into `store` in one transaction: memory stays bounded and each paper is in
+    `store` whole or not at all."""
     papers = [trace_paper(path) for path in paths]
     clash = sorted(pid for pid, n in Counter(papers).items() if n > 1)
     if clash:
@@ -101,20 +102,22 @@ async def replay_traces(
     server = build_server(ir, store, feedback=feedback, surface=surface)
     await server.ready()
     tools = Instantiator(ir, store, surface=surface, feedback=feedback)  # each paper's: .over
-    reports, unflushed = [], 0
-    for path in paths:
-        pid, calls = load_calls(path)
-        paper = _selected(pid)
-        scratch = EmbeddedStore()
-        engine = tools.over(scratch)
-        reports.append(replay_calls(partial(call_in_process, server, engine), pid, paper, calls))
-        unflushed += _move_paper(scratch, paper, store)
-        if unflushed >= FLUSH_QUADS:
-            store.flush()
-            unflushed = 0
-        if progress:
-            progress(pid)
-    store.flush()
+    reports: list[ReplayReport] = []
+    built: list[Quad] = []  # papers replayed whole, not yet in `store`
+    try:
+        for path in paths:
+            pid, calls = load_calls(path)
+            scratch = EmbeddedStore()
+            engine = tools.over(scratch)
+            reports.append(replay_calls(partial(call_in_process, server, engine), pid,
+                                        _selected(pid), calls))
+            built.extend(scratch.quads())
+            if progress:
+                progress(pid)
+            if len(built) >= FLUSH_QUADS:
+                _add(built, store)
+    finally:  # the papers replayed whole are kept, even when a later trace fails
+        _add(built, store)
     return reports
 
 
@@ -140,13 +143,12 @@ def _selected(pid: str) -> str:
         raise InputError(f"cannot select paper {pid!r} for replay") from None
 
 
-def _move_paper(scratch: EmbeddedStore, paper: str, store: GraphStore) -> int:
-    """Put the paper built in `scratch` into `store` in one transaction; the quads moved."""
-    if not scratch.has_paper(paper):  # every call refused, or none
-        return 0
-    data = scratch.export(paper_id=paper, format=RdfFormat.N_QUADS)
-    store.import_data(data, format=RdfFormat.N_QUADS)  # the paper has no graph before
-    return data.count(b"\n")
+def _add(built: list[Quad], store: GraphStore) -> None:
+    """Put the papers built so far into `store` in one transaction (none of them has a graph
+    there before), then flush it so that its memory stays bounded."""
+    store.import_quads(built)
+    store.flush()
+    built.clear()
 
 
 def trace_paper(path: Path) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
+from pyoxigraph import Literal, NamedNode, Quad
 
 from kgctl.chemistry.formula import hill_formula
 from kgctl.chemistry.names import Resolution, resolve
@@ -203,8 +203,7 @@ class Minter:
                 "g": MINTED_GRAPH, "s": NamedNode(minted.iri), "generated": GENERATED_BY,
                 "r": record, "used": USED, "e": NamedNode(minted.entity)})):
             return False
-        self._store.import_data(serialize(quads, format=RdfFormat.N_QUADS),
-                                format=RdfFormat.N_QUADS)
+        self._store.import_quads(quads)
         return True
 
     def close(self) -> None:

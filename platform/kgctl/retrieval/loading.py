@@ -72,8 +72,7 @@ def open_graph(store: Path | None, data: tuple[Path, ...], endpoint: str | None 
             memory.import_data(disk.export())
         finally:
             disk.close()
-    memory.import_data(ox.serialize(quads, format=ox.RdfFormat.N_QUADS),
-                       format=ox.RdfFormat.N_QUADS)
+    memory.import_quads(quads)
     return memory
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pyoxigraph import Quad, RdfFormat
+from pyoxigraph import Quad
 
 from kgctl.errors import DataRejected
-from kgctl.store.embedded import EmbeddedStore, parse_dataset
+from kgctl.store.embedded import EmbeddedStore
 
 
 def pack_quads(domain: str | Path | None = None, traces: Sequence[Path] | None = None
@@ -32,4 +32,4 @@ def pack_quads(domain: str | Path | None = None, traces: Sequence[Path] | None =
     if refused:
         raise DataRejected(f"{len(refused)} traced call(s) refused on replay, first: "
                            f"{refused[0]}; the traces no longer match the tools")
-    return parse_dataset(store.export(format=RdfFormat.N_QUADS), format=RdfFormat.N_QUADS)
+    return list(store.quads())

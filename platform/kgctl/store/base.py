@@ -121,6 +121,9 @@ class GraphStore(Protocol):
     def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
         """Load a dataset atomically; returns the paper ids it touched."""
 
+    def import_quads(self, quads: list[Quad]) -> list[str]:
+        """Add quads atomically (as `import_data`, without a serialisation)."""
+
     def flush(self) -> None:
         """Write what the store buffers in memory to disk; a batch stage calls it after each
         paper so that its memory stays bounded (RocksDB's write buffers grow otherwise)."""

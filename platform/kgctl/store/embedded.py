@@ -47,6 +47,8 @@ from kgctl.store.views import (
     view_graphs,
 )
 
+BULK_QUADS = 10_000  # an import this large goes through the bulk loader (files written whole)
+
 
 def check_store_folder(path: Path) -> None:
     """Refuse a path that would mix a new database into other files; a new or empty folder,
@@ -226,15 +228,25 @@ class EmbeddedStore:
                                           *merged_graphs(paper_id)]))
 
     def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
-        quads = parse_dataset(data, format=format)
+        return self.import_quads(parse_dataset(data, format=format))
+
+    def import_quads(self, quads: list[Quad]) -> list[str]:
+        refuse_blank(quads)
         with self._lock:
             self._last_seq.clear()
-            try:
-                self._store.extend(quads)
+            try:  # both atomic; the bulk loader writes files, cheaper only for many quads
+                if len(quads) >= BULK_QUADS:
+                    self._store.bulk_extend(quads)
+                else:
+                    self._store.extend(quads)
             except OSError as exc:
                 raise StoreError(f"import failed, nothing imported: {exc}") from None
         return papers_of_graphs({q.graph_name.value for q in quads
                                  if isinstance(q.graph_name, NamedNode)})
+
+    def quads(self) -> Iterator[Quad]:
+        """Every quad of the store."""
+        return self._store.quads_for_pattern(None, None, None, None)
 
     def flush(self) -> None:
         if self.path is not None:
@@ -249,15 +261,18 @@ class EmbeddedStore:
 
 
 def parse_dataset(data: bytes, *, format: RdfFormat) -> list[Quad]:
-    """All quads of `data`, or InputError naming the line and column: nothing half-read.
-    Blank nodes are refused, as in every write: a paper's nodes have IRIs."""
+    """All quads of `data`, or InputError naming the line and column: nothing half-read."""
     try:
         parser: QuadParser = parse(data, format=format)
         quads = list(parser)
     except SyntaxError as exc:
         raise InputError(f"corrupt {format.name} data, nothing imported: {exc}") from None
+    return quads
+
+
+def refuse_blank(quads: list[Quad]) -> None:
+    """Blank nodes are refused, as in every write: a paper's nodes have IRIs."""
     blank = next((q for q in quads if isinstance(q.subject, BlankNode)
                   or isinstance(q.object, BlankNode)), None)
     if blank is not None:
         raise InputError(f"blank nodes are not stored (mint an IRI), nothing imported: {blank}")
-    return quads

@@ -22,7 +22,7 @@ from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple
 from kgctl.errors import InputError, StoreError
 from kgctl.store.base import CallRecord, QueryResult, Term
 from kgctl.store.bindings import query_form
-from kgctl.store.embedded import parse_dataset
+from kgctl.store.embedded import parse_dataset, refuse_blank
 from kgctl.store.endpoint import Endpoint, RowCapError
 from kgctl.store.iris import graph_iri, provenance_graph_iri
 from kgctl.store.provenance import LAST_SEQ_QUERY, RECORD, SEQ, record_from_literal
@@ -305,7 +305,10 @@ class RemoteStore:
             self.replace_paper(paper_id, [])
 
     def import_data(self, data: bytes, *, format: RdfFormat = RdfFormat.TRIG) -> list[str]:
-        quads = parse_dataset(data, format=format)
+        return self.import_quads(parse_dataset(data, format=format))
+
+    def import_quads(self, quads: list[Quad]) -> list[str]:
+        refuse_blank(quads)
         touched = {q.graph_name.value for q in quads if isinstance(q.graph_name, NamedNode)}
         papers = papers_of_graphs(touched)
         with self._lock:
