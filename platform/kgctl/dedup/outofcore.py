@@ -29,7 +29,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby, islice
+from itertools import chain, groupby, islice
 from operator import itemgetter
 from pathlib import Path
 
@@ -37,30 +37,32 @@ import click
 import duckdb
 import numpy as np
 
+from kgctl.dedup import groups
 from kgctl.dedup.cluster import (
     MAX_BLOCK,
     Cluster,
     Mention,
     Pair,
-    Resolver,
     Result,
     Thresholds,
     block_keys,
-    block_scores,
     clash,
     starts_slice,
 )
-from kgctl.dedup.keys import is_fragment, locant_signature, name_key
-from kgctl.dedup.tables import BATCH, FETCH, Outputs, columns, insert, objects, stream
+from kgctl.dedup.groups import mapped, replay_part, replay_parts, score_blocks, tasks
+from kgctl.dedup.keys import is_fragment, name_key
+from kgctl.dedup.tables import BATCH, Outputs, columns, insert, objects, stream
 
 ORDER = "phase, s1, s2, n1, n2, n3"  # the order the in-memory engine applies evidence in
 
 
 class OutOfCore:
-    """A DuckDB database in `workdir` (default: a temporary directory removed on close)."""
+    """A DuckDB database in `workdir` (default: a temporary directory removed on close); with a
+    Dask `client`, fuzzy blocks and parts are computed on its workers (`kgctl.dedup.groups`)."""
 
     def __init__(self, workdir: Path | None = None, *, memory_limit: str = "1GB",
-                 threads: int | None = None):
+                 threads: int | None = None, client=None):
+        self.client = client
         self._own = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="kgctl-dedup-")) if workdir is None else workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -115,11 +117,14 @@ class OutOfCore:
             reject: Iterable[tuple[str, str]] = (),
             progress: Callable[[str], None] = lambda _: None) -> None:
         """Cluster every mention added so far (a re-run starts from the mentions again)."""
-        self.thresholds = thresholds
-        for phase, step in (("profiles", lambda: self._profiles(thresholds)),
-                            ("evidence", lambda: self._evidence(thresholds, sorted(accept))),
+        self.thresholds = t = thresholds
+        reject = list(reject)
+        for phase, step in (("profiles", lambda: self._profiles(t)),
+                            ("evidence", lambda: self._evidence(t, sorted(accept))),
+                            ("fuzzy", lambda: self._fuzzy(t)),
                             ("parts", self._components),
-                            ("replay", lambda: self._replay(thresholds, list(reject)))):
+                            ("replay", lambda: self._replay(t, self._rejected(reject))),
+                            ("across", lambda: self._cross_pairs(t, self._rejected(reject)))):
             progress(phase)
             step()
         progress("done")
@@ -168,26 +173,26 @@ class OutOfCore:
         sql("""INSERT INTO edge SELECT a, pid, 100, 'exact-name', name, '', true, 2, name, '',
                pid, 0, 0 FROM (SELECT *, min(pid) OVER (PARTITION BY name) AS a FROM pname)
                WHERE pid <> a""")
-        if t.name_scope == "global":
-            self._fuzzy(t)
 
     def _fuzzy(self, t: Thresholds) -> None:
+        """Fuzzy names scored block by block (names link across papers only when global)."""
+        if t.name_scope != "global":
+            return
         sql = self.con.execute
         sql("""CREATE OR REPLACE TABLE dname AS SELECT row_number() OVER (ORDER BY name) - 1
                AS nid, name, min(pid) AS pid FROM pname GROUP BY name""")
         sql("""CREATE OR REPLACE TABLE fpair (i BIGINT, j BIGINT, score DOUBLE,
                merges BOOLEAN)""")
-        out: list[tuple[int, int, float, bool]] = []
-        for nids, names in stream(self.con, f"""SELECT list(nid ORDER BY nid),
+        blocks = stream(self.con, f"""SELECT list(nid ORDER BY nid),
             list(name ORDER BY nid) FROM (SELECT *, CASE WHEN count(*) OVER (PARTITION BY bkey)
             > {MAX_BLOCK} THEN sum(cut::INT) OVER (PARTITION BY bkey ORDER BY nid ROWS
             UNBOUNDED PRECEDING) ELSE 0 END AS slice FROM (SELECT nid, name, starts_slice(name)
             AS cut, unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, slice
-            HAVING count(*) > 1""", size=10):  # a row is a block or a slice of one
-            for r, c, score in block_scores(names, t.review):
-                merges = (score >= t.merge
-                          and locant_signature(names[r]) == locant_signature(names[c]))
-                out.append((nids[r], nids[c], score, merges))
+            HAVING count(*) > 1""", size=10)  # a row is a block or a slice of one
+        out: list[tuple[int, int, int, bool]] = []
+        for pairs in mapped(score_blocks, tasks(blocks, weight=lambda b: len(b[0])), t,
+                            client=self.client):
+            out += pairs
             if len(out) >= BATCH:
                 insert(self.con, "fpair", columns(out, "i j score merges"))
                 out = []
@@ -222,14 +227,14 @@ class OutOfCore:
         sql("DROP TABLE hooked")
         sql("DROP TABLE link")
 
-    def _replay(self, t: Thresholds, reject: list[tuple[str, str]]) -> None:
+    def _replay(self, t: Thresholds, rejected: set[frozenset]) -> None:
+        """Each part through a fresh `Resolver` (`rejected`: pairs of profiles)."""
         sql = self.con.execute
         sql("CREATE OR REPLACE TABLE decision (a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR,"
             " evidence VARCHAR, kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, "
             "n2 BIGINT, n3 BIGINT)")
         sql("CREATE OR REPLACE TABLE root (pid BIGINT, root BIGINT)")
         sql("CREATE OR REPLACE TABLE probe (i BIGINT, j BIGINT, side INT, keys VARCHAR)")
-        rejected = self._rejected(reject)
         # an edge inside one part is replayed; a fuzzy pair across parts is a probe on each side
         sql("""CREATE OR REPLACE TABLE placed AS SELECT e.*, coalesce(ca.c, e.a) AS ca,
             coalesce(cb.c, e.b) AS cb FROM edge e LEFT JOIN comp ca ON ca.node = e.a
@@ -238,37 +243,28 @@ class OutOfCore:
             SELECT ca AS part, 0 AS side, * EXCLUDE (ca, cb) FROM placed WHERE ca = cb
             UNION ALL SELECT ca, 1, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb
             UNION ALL SELECT cb, 2, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb""")
-        steps = self.con.cursor()
-        steps.execute(f"""SELECT s.part, s.side, s.a, s.b, s.score, s.method, s.lname, s.rname,
-            pa.rep, [(k.kind, k.value) for k in pa.keys], pb.rep,
+        rows = stream(self.con, f"""SELECT s.part, s.side, s.a, s.b, s.score, s.method, s.lname,
+            s.rname, pa.rep, [(k.kind, k.value) for k in pa.keys], pb.rep,
             [(k.kind, k.value) for k in pb.keys], {ORDER}
             FROM steps s JOIN profile pa ON pa.pid = s.a JOIN profile pb ON pb.pid = s.b
             ORDER BY s.part, {ORDER}, s.side""")
         out = Outputs(self.con)
-        resolver, part = None, None
-        while rows := steps.fetchmany(FETCH):
-            for (p, side, a, b, score, method, left, right, rep_a, keys_a, rep_b, keys_b,
-                 *order) in rows:
-                if p != part:
-                    out.part(resolver)
-                    resolver, part = Resolver(t, rejected), p
-                if side != 2:
-                    resolver.add(a, rep_a, keys_a)
-                if side != 1:
-                    resolver.add(b, rep_b, keys_b)
-                if side:
-                    root = resolver.keys[resolver.find(a if side == 1 else b)]
-                    out.probes.append((order[4], order[5], side, json.dumps(
-                        {k: sorted(v) for k, v in root.items()}, sort_keys=True)))
+
+        def parts() -> Iterator[list[tuple]]:
+            """Each part's steps; a part of a task's size or more is replayed here, streamed."""
+            for _, part in groupby(rows, key=itemgetter(0)):
+                steps = (row[1:] for row in part)
+                head = list(islice(steps, groups.TASK_ROWS))
+                if len(head) < groups.TASK_ROWS:
+                    yield head
                 else:
-                    resolver.edge(a, b, score, method, left, right)
-                    out.step(resolver, order)
-        out.part(resolver)
+                    out.add(replay_part(chain(head, steps), t, rejected))
+
+        for results in mapped(replay_parts, tasks(parts()), t, rejected, client=self.client):
+            out.add(results)
         out.flush()
-        steps.close()
         sql("DROP VIEW steps")
         sql("DROP TABLE placed")
-        self._cross_pairs(t, rejected, out)
 
     def _rejected(self, reject: list[tuple[str, str]]) -> set[frozenset]:
         iris = sorted({iri for pair in reject for iri in pair})
@@ -276,8 +272,9 @@ class OutOfCore:
                                     [iris]).fetchall()) if iris else {}
         return {frozenset((pid.get(a), pid.get(b))) for a, b in reject}
 
-    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset], out: Outputs) -> None:
+    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset]) -> None:
         """A fuzzy pair across parts goes to review unless rejected or its sides clash."""
+        out = Outputs(self.con)
         for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in stream(
                 self.con, f"""SELECT e.a, e.b, e.score, e.lname, e.rname, pa.rep, pb.rep, l.keys,
             r.keys, {ORDER} FROM edge e JOIN probe l ON l.i = e.n2 AND l.j = e.n3 AND l.side = 1
@@ -286,10 +283,8 @@ class OutOfCore:
             ka = {k: set(v) for k, v in json.loads(keys_a).items()}
             kb = {k: set(v) for k, v in json.loads(keys_b).items()}
             if frozenset((a, b)) not in rejected and not clash(ka, kb, t.conflict_keys):
-                out.rows.append((rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}", "grey",
-                                 *order))
-                if len(out.rows) >= BATCH:
-                    out.flush()
+                out.add([("decision", (rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}",
+                                       "grey", *order))])
         out.flush()
 
     def _pairs(self, kind: str) -> list[Pair]:
