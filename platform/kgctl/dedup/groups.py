@@ -106,8 +106,8 @@ def mapped(fn: Callable, work: Iterable[list], *args: object, client=None) -> It
         shared = [client.scatter([arg], broadcast=True)[0] for arg in args]
         work = iter(work)
         window = WINDOW * max(1, sum(client.nthreads().values()))
-        running = as_completed(client.submit(fn, task, *shared, pure=False)
-                               for task in islice(work, window))
+        running = as_completed((client.submit(fn, task, *shared, pure=False)
+                                for task in islice(work, window)), loop=client.loop)
         for future in running:
             result = future.result()
             future.release()
@@ -127,11 +127,14 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         return
     try:
         from distributed import Client, LocalCluster
+        from distributed.comm import resolve_address
     except ImportError:
         raise InputError("a Dask cluster needs the packages dask and distributed "
                          "(pip install 'kgctl[cluster]')") from None
     with ExitStack() as stack:
         try:
+            if scheduler:  # a bad address fails here (a client that failed to start hangs)
+                resolve_address(scheduler)
             address = scheduler or stack.enter_context(LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None))
