@@ -9,7 +9,7 @@ however many groups there are. Dask is imported only when a cluster is asked for
 >>> t = Thresholds()
 >>> score_block([7, 8, 9], ["copper nitrate", "copper nitrates", "zinc oxide"], t)
 [(7, 8, 97, True)]
->>> steps = [(0, 0, 1, 100.0, "exact-name", "dmf", "", "p1#a", [], "p2#b", [], 2, "dmf", "",
+>>> steps = [(0, 0, 0, 1, 100.0, "exact-name", "dmf", "", "p1#a", [], "p2#b", [], 2, "dmf", "",
 ...           1, 0, 0)]
 >>> [(table, row[:2]) for table, row in replay_part(steps, t, set())]
 [('decision', ('p1#a', 'p2#b')), ('root', (0, 0)), ('root', (1, 0))]
@@ -18,9 +18,11 @@ however many groups there are. Dask is imported only when a cluster is asked for
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from itertools import islice
+from uuid import uuid4
 
 from kgctl.dedup.cluster import Resolver, Thresholds, block_scores
 from kgctl.dedup.keys import locant_signature
@@ -46,14 +48,14 @@ def score_blocks(blocks: list[tuple[list[int], list[str]]],
 
 def replay_part(steps: Iterable[Sequence], t: Thresholds,
                 rejected: set[frozenset]) -> Iterator[tuple[str, tuple]]:
-    """One part's steps, in the in-memory engine's order, through a fresh `Resolver`. A step is
-    (side, a, b, score, method, left, right, rep a, keys a, rep b, keys b, *sort key); side 0
-    is an edge inside the part, 1 or 2 the part's side of a fuzzy pair to another part. Yields
+    """One part's steps, in the in-memory engine's order, through a fresh `Resolver`. A step
+    is (part, side, a, b, score, method, left, right, rep a, keys a, rep b, keys b, *sort key);
+    side 0 is an edge inside the part, 1 or 2 its side of a fuzzy pair to another part. Yields
     (table, row): a `decision` row for each merge, review pair or refusal as it is made, a
     `probe` row for each side (its conflict keys at the pair's turn), then a `root` row for
     each node. Streamed: a part can hold most of the corpus."""
     resolver = Resolver(t, rejected)
-    for side, a, b, score, method, left, right, rep_a, keys_a, rep_b, keys_b, *order in steps:
+    for _, side, a, b, score, method, left, right, rep_a, keys_a, rep_b, keys_b, *order in steps:
         if side != 2:
             resolver.add(a, rep_a, keys_a)
         if side != 1:
@@ -102,20 +104,27 @@ def mapped(fn: Callable, work: Iterable[list], *args: object, client=None) -> It
 
     from distributed import KilledWorker, as_completed
 
+    def submit(task: list):  # pickled both ways: Dask would walk every row
+        return client.submit(_unpickled, fn, pickle.dumps(task, pickle.HIGHEST_PROTOCOL),
+                             *shared, key=f"{fn.__name__}-{uuid4().hex}")
+
     try:
         shared = [client.scatter([arg], broadcast=True)[0] for arg in args]
         work = iter(work)
         window = WINDOW * max(1, sum(client.nthreads().values()))
-        running = as_completed((client.submit(fn, task, *shared, pure=False)
-                                for task in islice(work, window)), loop=client.loop)
+        running = as_completed(map(submit, islice(work, window)), loop=client.loop)
         for future in running:
-            result = future.result()
+            result = pickle.loads(future.result())
             future.release()
             for task in islice(work, 1):
-                running.add(client.submit(fn, task, *shared, pure=False))
+                running.add(submit(task))
             yield result
     except (OSError, TimeoutError, CancelledError, KilledWorker) as exc:
         raise InputError(f"the Dask cluster failed: {exc or type(exc).__name__}") from None
+
+
+def _unpickled(fn: Callable, task: bytes, *args: object) -> bytes:
+    return pickle.dumps(fn(pickle.loads(task), *args), pickle.HIGHEST_PROTOCOL)
 
 
 @contextmanager

@@ -253,7 +253,7 @@ class OutOfCore:
         def parts() -> Iterator[list[tuple]]:
             """Each part's steps; a part of a task's size or more is replayed here, streamed."""
             for _, part in groupby(rows, key=itemgetter(0)):
-                steps = (row[1:] for row in part)
+                steps = iter(part)
                 head = list(islice(steps, groups.TASK_ROWS))
                 if len(head) < groups.TASK_ROWS:
                     yield head
