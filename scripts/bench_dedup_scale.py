@@ -259,42 +259,44 @@ def distributed(args) -> None:
             with dask_client(workers=n or None) as client:
                 name = f"{n} Dask worker{'s' * (n > 1)}" if n else "this process alone"
                 runs[name] = _phases(f"{tmp}/mentions/*.parquet", args.memory, client)
-                print(f"{name}: {sum(runs[name][0].values()):.0f} s", flush=True)
+                print(f"{name}: {sum(w for w, _ in runs[name][0].values()):.0f} s", flush=True)
     (base, _, digest), *_ = runs.values()
-    print(f"{args.mentions} mentions, vocabulary {args.vocab}: seconds per phase (ratio to "
-          f"this process alone; share of its total)")
-    print(f"{'phase':10}" + "".join(f"{name:>24}" for name in runs))
-    for phase in base:
-        cells = [f"{times[phase]:8.1f} ({times[phase] / base[phase]:4.2f})"
-                 for times, _, _ in runs.values()]
-        print(f"{phase:10}{cells[0]:>16} {base[phase] / sum(base.values()):5.1%}  "
-              + "".join(f"{cell:>24}" for cell in cells[1:]))
-    totals = [sum(times.values()) for times, _, _ in runs.values()]
-    print(f"{'total':10}" + "".join(f"{t:10.1f} ({t / totals[0]:4.2f})  " for t in totals))
+    print(f"{args.mentions} mentions, vocabulary {args.vocab}: per phase, wall seconds (ratio "
+          f"to this process alone) and this process's CPU seconds; the share of the first run")
+    print(f"{'phase':9}" + "".join(f"{name:>27}" for name in runs))
+    for phase in ("total", *base):
+        cells = []
+        for times, _, _ in runs.values():
+            wall, cpu = (map(sum, zip(*times.values(), strict=True)) if phase == "total"
+                         else times[phase])
+            first = sum(w for w, _ in base.values()) if phase == "total" else base[phase][0]
+            cells.append(f"{wall:7.1f} ({wall / first:4.2f}) {cpu:7.1f}")
+        share = base[phase][0] / sum(w for w, _ in base.values()) if phase in base else 1
+        print(f"{phase:9}{cells[0]:>22} {share:4.0%}" + "".join(f"{c:>27}" for c in cells[1:]))
     for name, (_, counts, other) in runs.items():
         print(f"  {name}: {counts}; identical to this process alone: {other == digest}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     assert all(other == digest for _, _, other in runs.values()), "results differ"
 
 
-def _phases(pattern: str, memory: str, client) -> tuple[dict[str, float], str, str]:
-    """Seconds per phase, the counts, and a digest of every cluster, merge, review pair and
-    refusal in order."""
-    times: dict[str, float] = {}
+def _phases(pattern: str, memory: str, client) -> tuple[dict[str, tuple[float, float]], str,
+                                                       str]:
+    """(wall, CPU) seconds per phase, the counts, and a digest of every cluster, merge, review
+    pair and refusal in order."""
+    times: dict[str, tuple[float, float]] = {}
+    last = [(None, time.perf_counter(), time.process_time())]
+
+    def progress(name: str | None) -> None:
+        phase, wall, cpu = last[0]
+        if phase not in (None, "done"):
+            times[phase] = (time.perf_counter() - wall, time.process_time() - cpu)
+        last[0] = (name, time.perf_counter(), time.process_time())
+
     with OutOfCore(memory_limit=memory, client=client) as engine:
-        t0 = time.perf_counter()
+        progress("load")
         engine.add_parquet(pattern)
-        times["load"] = time.perf_counter() - t0
-        phase = [None, time.perf_counter()]
-
-        def progress(name: str) -> None:
-            now = time.perf_counter()
-            if phase[0]:
-                times[phase[0]] = now - phase[1]
-            phase[:] = [name, now]
-
         engine.run(THRESHOLDS, progress=progress)
-        t0 = time.perf_counter()
+        progress("read-out")
         digest = hashlib.sha256()
         clusters = 0
         for c in engine.clusters():
@@ -305,7 +307,7 @@ def _phases(pattern: str, memory: str, client) -> tuple[dict[str, float], str, s
                                       f"ORDER BY kind, {ORDER}"):
             digest.update(repr(row).encode())
             kinds[row[0]] = kinds.get(row[0], 0) + 1
-        times["read-out"] = time.perf_counter() - t0
+        progress(None)
     counts = (f"{clusters} clusters, {kinds.get('decision', 0)} merges, "
               f"{kinds.get('grey', 0)} for review, {kinds.get('refused', 0)} refused")
     return times, counts, digest.hexdigest()
