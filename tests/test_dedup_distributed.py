@@ -54,7 +54,7 @@ def test_dask_workers_give_the_results_of_both_engines(client, seed, monkeypatch
     assert memory.refused and memory.decisions and memory.grey and across
     assert largest > groups.TASK_ROWS  # a part of more steps than a task: replayed here
     ran = " ".join(task["key"] for task in tasks.data)  # keys: function name-uuid
-    assert "score_blocks-" in ran and "replay_parts-" in ran
+    assert "score_blocks-" in ran and "replay_files-" in ran
     assert dask == local == memory
 
 

@@ -75,11 +75,6 @@ def replay_part(steps: Iterable[Sequence], t: Thresholds,
         yield "root", (node, resolver.find(node))
 
 
-def replay_parts(parts: list[list[Sequence]], t: Thresholds,
-                 rejected: set[frozenset]) -> list[tuple[str, tuple]]:
-    return [row for steps in parts for row in replay_part(steps, t, rejected)]
-
-
 def tasks(groups: Iterable, weight: Callable[[object], int] = len) -> Iterator[list]:
     """Groups gathered into tasks of about TASK_ROWS rows."""
     task, rows = [], 0

@@ -29,7 +29,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, groupby, islice
+from itertools import groupby, islice
 from operator import itemgetter
 from pathlib import Path
 
@@ -49,11 +49,13 @@ from kgctl.dedup.cluster import (
     clash,
     starts_slice,
 )
-from kgctl.dedup.groups import mapped, replay_part, replay_parts, score_blocks, tasks
+from kgctl.dedup.groups import mapped, replay_part, score_blocks, tasks
 from kgctl.dedup.keys import is_fragment, name_key
 from kgctl.dedup.tables import BATCH, Outputs, columns, insert, objects, stream
 
 ORDER = "phase, s1, s2, n1, n2, n3"  # the order the in-memory engine applies evidence in
+STEP = ("part, side, a, b, score, method, lname, rname, rep_a, [(k.kind, k.value) for k in "
+        f"keys_a], rep_b, [(k.kind, k.value) for k in keys_b], {ORDER}")  # a row of `staged`
 
 
 class OutOfCore:
@@ -228,13 +230,11 @@ class OutOfCore:
         sql("DROP TABLE link")
 
     def _replay(self, t: Thresholds, rejected: set[frozenset]) -> None:
-        """Each part through a fresh `Resolver` (`rejected`: pairs of profiles)."""
+        """Each part through a fresh `Resolver` (`rejected`: pairs of profiles). With a Dask
+        client, the parts of fewer steps than a task go to its workers as Parquet (DuckDB writes
+        and reads the rows, not Python); the others are replayed here, streamed."""
         sql = self.con.execute
-        sql("CREATE OR REPLACE TABLE decision (a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR,"
-            " evidence VARCHAR, kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, "
-            "n2 BIGINT, n3 BIGINT)")
-        sql("CREATE OR REPLACE TABLE root (pid BIGINT, root BIGINT)")
-        sql("CREATE OR REPLACE TABLE probe (i BIGINT, j BIGINT, side INT, keys VARCHAR)")
+        out = Outputs(self.con, create=True)
         # an edge inside one part is replayed; a fuzzy pair across parts is a probe on each side
         sql("""CREATE OR REPLACE TABLE placed AS SELECT e.*, coalesce(ca.c, e.a) AS ca,
             coalesce(cb.c, e.b) AS cb FROM edge e LEFT JOIN comp ca ON ca.node = e.a
@@ -243,28 +243,36 @@ class OutOfCore:
             SELECT ca AS part, 0 AS side, * EXCLUDE (ca, cb) FROM placed WHERE ca = cb
             UNION ALL SELECT ca, 1, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb
             UNION ALL SELECT cb, 2, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb""")
-        rows = stream(self.con, f"""SELECT s.part, s.side, s.a, s.b, s.score, s.method, s.lname,
-            s.rname, pa.rep, [(k.kind, k.value) for k in pa.keys], pb.rep,
-            [(k.kind, k.value) for k in pb.keys], {ORDER}
-            FROM steps s JOIN profile pa ON pa.pid = s.a JOIN profile pb ON pb.pid = s.b
-            ORDER BY s.part, {ORDER}, s.side""")
-        out = Outputs(self.con)
-
-        def parts() -> Iterator[list[tuple]]:
-            """Each part's steps; a part of a task's size or more is replayed here, streamed."""
-            for _, part in groupby(rows, key=itemgetter(0)):
-                steps = iter(part)
-                head = list(islice(steps, groups.TASK_ROWS))
-                if len(head) < groups.TASK_ROWS:
-                    yield head
-                else:
-                    out.add(replay_part(chain(head, steps), t, rejected))
-
-        for results in mapped(replay_parts, tasks(parts()), t, rejected, client=self.client):
-            out.add(results)
+        size = groups.TASK_ROWS
+        sql(f"""CREATE OR REPLACE TABLE ptask AS SELECT part, CASE WHEN ? AND n < {size}
+            THEN (sum(n) OVER (ORDER BY part) - n) // {size} ELSE -1 END AS task
+            FROM (SELECT part, count(*) AS n FROM steps GROUP BY part)""", [bool(self.client)])
+        sql("""CREATE OR REPLACE VIEW staged AS SELECT s.part, s.side, s.a, s.b, s.score,
+            s.method, s.lname, s.rname, pa.rep AS rep_a, pa.keys AS keys_a, pb.rep AS rep_b,
+            pb.keys AS keys_b, s.phase, s.s1, s.s2, s.n1, s.n2, s.n3, pt.task FROM steps s
+            JOIN ptask pt USING (part) JOIN profile pa ON pa.pid = s.a
+            JOIN profile pb ON pb.pid = s.b""")
+        if self.client is not None:
+            files = self.workdir / "tasks"
+            sql("COPY (SELECT * FROM staged WHERE task >= 0) TO ? (FORMAT parquet, "
+                "PARTITION_BY (task), OVERWRITE)", [str(files)])
+            work = ([f.read_bytes() for f in sorted(d.glob("*.parquet"))]
+                    for d in sorted(files.glob("task=*")))
+            for results in mapped(replay_files, work, t, rejected, client=self.client):
+                for table, data in results.items():
+                    path = files / f"{table}.parquet"
+                    path.write_bytes(data)
+                    sql(f"INSERT INTO {table} SELECT * FROM read_parquet(?)", [str(path)])
+            shutil.rmtree(files, ignore_errors=True)
+        rows = stream(self.con, f"SELECT {STEP} FROM staged WHERE task < 0 ORDER BY part, "
+                                f"{ORDER}, side")
+        for _, part in groupby(rows, key=itemgetter(0)):
+            out.add(replay_part(part, t, rejected))
         out.flush()
-        sql("DROP VIEW steps")
+        for view in ("staged", "steps"):
+            sql(f"DROP VIEW {view}")
         sql("DROP TABLE placed")
+        sql("DROP TABLE ptask")
 
     def _rejected(self, reject: list[tuple[str, str]]) -> set[frozenset]:
         iris = sorted({iri for pair in reject for iri in pair})
@@ -329,6 +337,25 @@ class OutOfCore:
         """Everything as the in-memory engine returns it (for corpora that fit in memory)."""
         return Result(clusters=list(self.clusters()), decisions=self._pairs("decision"),
                       grey=self._pairs("grey"), refused=self._pairs("refused"))
+
+
+def replay_files(files: list[bytes], t: Thresholds,
+                 rejected: set[frozenset]) -> dict[str, bytes]:
+    """A worker's task: the parts in Parquet `files` (rows of `staged`) replayed; the decision,
+    root and probe rows as Parquet."""
+    with tempfile.TemporaryDirectory(prefix="kgctl-dedup-") as tmp, duckdb.connect() as con:
+        paths = [Path(tmp, f"steps-{n}.parquet") for n in range(len(files))]
+        for path, data in zip(paths, files, strict=True):
+            path.write_bytes(data)
+        out = Outputs(con, create=True)
+        rows = stream(con, f"SELECT {STEP} FROM read_parquet(?) ORDER BY part, {ORDER}, side",
+                      [[str(p) for p in paths]])
+        for _, part in groupby(rows, key=itemgetter(0)):
+            out.add(replay_part(part, t, rejected))
+        out.flush()
+        for table in Outputs.TABLES:
+            con.execute(f"COPY {table} TO ? (FORMAT parquet)", [f"{tmp}/{table}.parquet"])
+        return {table: Path(tmp, f"{table}.parquet").read_bytes() for table in Outputs.TABLES}
 
 
 def _name_of(label: str | None) -> str | None:

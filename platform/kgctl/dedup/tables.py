@@ -47,13 +47,21 @@ def columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
 class Outputs:
     """A replay's (table, row) results, written to the database a batch at a time."""
 
-    FIELDS = {"decision": "a b score method evidence kind phase s1 s2 n1 n2 n3",
-              "root": "pid root", "probe": "i j side keys"}
+    TABLES = {"decision": "a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR, evidence VARCHAR, "
+                          "kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, n2 BIGINT, "
+                          "n3 BIGINT",
+              "root": "pid BIGINT, root BIGINT", "probe": "i BIGINT, j BIGINT, side INT, "
+                                                        "keys VARCHAR"}
+    FIELDS = {table: " ".join(c.split()[0] for c in cols.split(","))
+              for table, cols in TABLES.items()}
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, create: bool = False):
+        """`create`: (re)create the tables, empty."""
         self.con = con
-        self.rows: dict[str, list[tuple]] = {table: [] for table in self.FIELDS}
+        self.rows: dict[str, list[tuple]] = {table: [] for table in self.TABLES}
         self.held = 0
+        for table, cols in self.TABLES.items() if create else ():
+            con.execute(f"CREATE OR REPLACE TABLE {table} ({cols})")
 
     def add(self, rows: Iterable[tuple[str, tuple]]) -> None:
         for table, row in rows:
