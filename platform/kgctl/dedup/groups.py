@@ -2,9 +2,10 @@
 names, a part of the evidence), run in the engine's process or on the workers of a Dask cluster.
 
 Groups are independent and their results are rows the engine sorts afterwards, so a cluster
-may compute them in any order. Tasks carry batches of groups (about TASK_ROWS rows each) and at
-most WINDOW tasks per worker thread are in flight: the engine holds a bounded number of rows
-however many groups there are. Dask is imported only when a cluster is asked for.
+may compute them in any order. Tasks carry batches of groups (about TASK_ROWS rows each: blocks
+as Python rows, parts as Parquet written by DuckDB) and at most WINDOW tasks per worker thread
+are in flight: the engine holds a bounded number of rows however many groups there are. Dask
+is imported only when a cluster is asked for.
 
 >>> t = Thresholds()
 >>> score_block([7, 8, 9], ["copper nitrate", "copper nitrates", "zinc oxide"], t)

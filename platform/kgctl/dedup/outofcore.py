@@ -8,6 +8,8 @@ is replayed through the same `Resolver` as the in-memory engine, in the same ord
 keys and review verdicts act exactly as they do there. A fuzzy pair between two parts never
 merges; it goes to review unless the two sides' conflict keys clash at its turn, which is read
 from each part's replay (a probe) and compared afterwards. Memory: the largest part, not all.
+With a Dask client the fuzzy blocks and the parts are computed on its workers
+(`kgctl.dedup.groups`); the relational steps stay in this process's database.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
