@@ -19,6 +19,7 @@ is imported only when a cluster is asked for.
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -142,7 +143,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
                 resolve_address(scheduler)
             address = scheduler or stack.enter_context(LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None))
+                dashboard_address=None, silence_logs=logging.CRITICAL))  # errors: ours, one line
             client = stack.enter_context(Client(address, set_as_default=False))
         except (OSError, ValueError, TimeoutError) as exc:
             where = f"the Dask scheduler {scheduler}" if scheduler else f"{workers} Dask workers"
