@@ -8,10 +8,10 @@ are in flight: the engine holds a bounded number of rows however many groups the
 is imported only when a cluster is asked for.
 
 >>> t = Thresholds()
->>> score_block([7, 8, 9], ["copper nitrate", "copper nitrates", "zinc oxide"], t)
-[(7, 8, 97, True)]
->>> steps = [(0, 0, 0, 1, 100.0, "exact-name", "dmf", "", "p1#a", [], "p2#b", [], 2, "dmf", "",
-...           1, 0, 0)]
+>>> score_block([7, 8, 9], ["north station", "north stations", "west road"], t)
+[(7, 8, 96, True)]
+>>> steps = [(0, 0, 0, 1, 100.0, "exact-name", "west road", "", "p1#a", [], "p2#b", [],
+...           2, "west road", "", 1, 0, 0)]
 >>> [(table, row[:2]) for table, row in replay_part(steps, t, set())]
 [('decision', ('p1#a', 'p2#b')), ('root', (0, 0)), ('root', (1, 0))]
 """
