@@ -11,6 +11,10 @@
         time per N and k, and the ratios (--per-entity 10: a vocabulary growing with N)
     python scripts/bench_dedup_scale.py canonical --existing 1000000
         the time to assign canonical IRIs to new clusters against existing links, per new count
+    python scripts/bench_dedup_scale.py distributed --mentions 1000000 --vocab 100000
+        the same mentions out of core here, then with fuzzy blocks and parts on 1 and 2 local
+        Dask worker processes (--workers 1,2): each phase's time and the ratio to the first run,
+        and whether the results are identical
 
 The vocabulary: names built from chemical syllables with locants and hydration words; a share of
 chemicals has an isomer twin (another locant: never merged automatically) and a share of
@@ -22,6 +26,8 @@ in a thousand shares a name with another of a different formula (the merge is re
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import random
 import resource
 import subprocess
@@ -39,8 +45,9 @@ import numpy as np
 from kgctl.dedup.cluster import Cluster, Mention, Thresholds, cluster
 from kgctl.dedup.incremental import State
 from kgctl.dedup.job import ENTITY_BASE, canonical_iris
-from kgctl.dedup.outofcore import OutOfCore
+from kgctl.dedup.outofcore import ORDER, OutOfCore
 from kgctl.dedup.spec import DedupSpec
+from kgctl.dedup.tables import stream
 
 SEED = 11
 THRESHOLDS = Thresholds(merge_keys=("inchikey",), conflict_keys=("formula", "inchikey"))
@@ -239,6 +246,73 @@ def canonical(args) -> None:
         print(f"  {n:6} new clusters: {dt * 1000:8.1f} ms ({dt / n * 1e6:.1f} us per cluster)")
 
 
+def distributed(args) -> None:
+    """One Parquet data set clustered out of core by this process alone, then with a Dask
+    cluster of each size in --workers (the cluster's start not counted)."""
+    from kgctl.dedup.groups import dask_client
+
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    runs = {}
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        write_parquet(Path(tmp) / "mentions", args.mentions, args.vocab, args.papers)
+        for n in (0, *(int(w) for w in args.workers.split(","))):
+            with dask_client(workers=n or None) as client:
+                name = f"{n} Dask worker{'s' * (n > 1)}" if n else "this process alone"
+                runs[name] = _phases(f"{tmp}/mentions/*.parquet", args.memory, client)
+                print(f"{name}: {sum(w for w, _ in runs[name][0].values()):.0f} s", flush=True)
+    (base, _, digest), *_ = runs.values()
+    print(f"{args.mentions} mentions, vocabulary {args.vocab}: per phase, wall seconds (ratio "
+          f"to this process alone) and this process's CPU seconds; the share of the first run")
+    print(f"{'phase':9}" + "".join(f"{name:>27}" for name in runs))
+    for phase in ("total", *base):
+        cells = []
+        for times, _, _ in runs.values():
+            wall, cpu = (map(sum, zip(*times.values(), strict=True)) if phase == "total"
+                         else times[phase])
+            first = sum(w for w, _ in base.values()) if phase == "total" else base[phase][0]
+            cells.append(f"{wall:7.1f} ({wall / first:4.2f}) {cpu:7.1f}")
+        share = base[phase][0] / sum(w for w, _ in base.values()) if phase in base else 1
+        print(f"{phase:9}{cells[0]:>22} {share:4.0%}" + "".join(f"{c:>27}" for c in cells[1:]))
+    for name, (_, counts, other) in runs.items():
+        print(f"  {name}: {counts}; identical to this process alone: {other == digest}")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    assert all(other == digest for _, _, other in runs.values()), "results differ"
+
+
+def _phases(pattern: str, memory: str, client) -> tuple[dict[str, tuple[float, float]], str,
+                                                       str]:
+    """(wall, CPU) seconds per phase, the counts, and a digest of every cluster, merge, review
+    pair and refusal in order."""
+    times: dict[str, tuple[float, float]] = {}
+    last = [(None, time.perf_counter(), time.process_time())]
+
+    def progress(name: str | None) -> None:
+        phase, wall, cpu = last[0]
+        if phase not in (None, "done"):
+            times[phase] = (time.perf_counter() - wall, time.process_time() - cpu)
+        last[0] = (name, time.perf_counter(), time.process_time())
+
+    with OutOfCore(memory_limit=memory, client=client) as engine:
+        progress("load")
+        engine.add_parquet(pattern)
+        engine.run(THRESHOLDS, progress=progress)
+        progress("read-out")
+        digest = hashlib.sha256()
+        clusters = 0
+        for c in engine.clusters():
+            digest.update(repr((c.members, c.labels, sorted(c.keys.items()))).encode())
+            clusters += 1
+        kinds: dict[str, int] = {}
+        for row in stream(engine.con, "SELECT kind, a, b, score, method, evidence FROM decision "
+                                      f"ORDER BY kind, {ORDER}"):
+            digest.update(repr(row).encode())
+            kinds[row[0]] = kinds.get(row[0], 0) + 1
+        progress(None)
+    counts = (f"{clusters} clusters, {kinds.get('decision', 0)} merges, "
+              f"{kinds.get('grey', 0)} for review, {kinds.get('refused', 0)} refused")
+    return times, counts, digest.hexdigest()
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_generate":
         data, n, vocab, papers = sys.argv[2:6]
@@ -248,7 +322,8 @@ def main() -> None:
         _cluster_files(*sys.argv[2:5])
         return
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("compare", "scale", "incremental", "canonical"))
+    parser.add_argument("what", choices=("compare", "scale", "incremental", "canonical",
+                                         "distributed"))
     parser.add_argument("--mentions", type=int, default=1_000_000)
     parser.add_argument("--vocab", type=int, default=100_000)
     parser.add_argument("--papers", type=int, default=100_000)
@@ -259,12 +334,14 @@ def main() -> None:
     parser.add_argument("--per-entity", type=int, default=0,
                         help="incremental: a vocabulary of N / this for each corpus size N "
                              "(default: --vocab for all)")
+    parser.add_argument("--workers", default="1,2",
+                        help="distributed: sizes of the local Dask clusters")
     parser.add_argument("--workdir", default=None, help="where the database and spill go")
     parser.add_argument("--data", default=None,
                         help="scale: Parquet mentions written before (by `_generate`)")
     args = parser.parse_args()
     {"compare": compare, "scale": scale, "incremental": incremental,
-     "canonical": canonical}[args.what](args)
+     "canonical": canonical, "distributed": distributed}[args.what](args)
 
 
 if __name__ == "__main__":

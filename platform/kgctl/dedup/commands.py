@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from kgctl.dedup.groups import dask_client
 from kgctl.dedup.job import AUTO_OUT_OF_CORE, ENGINES, run
 from kgctl.dedup.outofcore import memory_size
 from kgctl.dedup.spec import load_specs, pack_specs
@@ -38,17 +39,28 @@ REVIEW_FILE = "dedup-review.csv"
                    f"from {AUTO_OUT_OF_CORE:,} mentions of one class.")
 @click.option("--memory-limit", default="2GB", show_default=True, callback=memory_size,
               help="Memory DuckDB may use before it spills to disk (engine duckdb).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Score fuzzy names and replay parts on the workers of this Dask scheduler "
+                   "(e.g. tcp://host:8786; engine duckdb).")
+@click.option("--workers", type=click.IntRange(1), metavar="N",
+              help="Score fuzzy names and replay parts on N Dask worker processes started "
+                   "on this machine (engine duckdb).")
 @click.option("--state", "state_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Keep the clusters in this directory between runs: a run harvests and "
                    "clusters only the papers added since (same result as a full run).")
 @click.option("--dry-run", is_flag=True, help="Compute and report, write nothing to the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(store_path, endpoint, classes, spec_file, review_out, review_in, engine, memory_limit,
-            state_dir, dry_run, as_json, domain):
+            scheduler, workers, state_dir, dry_run, as_json, domain):
     """Deduplicate entities across papers into the dedup graph (owl:sameAs, paper graphs untouched).
 
     Example: kgctl dedup --store kgctl-data/store --dry-run
     """
+    if scheduler and workers:
+        raise click.UsageError("--scheduler and --workers exclude each other")
+    if (scheduler or workers) and (engine == "memory" or state_dir):
+        raise click.UsageError("--scheduler and --workers cluster out of core: not with "
+                               "--engine memory or --state")
     if review_out is None and not dry_run:
         review_out = Path(REVIEW_FILE)
     path = None if endpoint else store_path or Path("kgctl-data/store")
@@ -64,9 +76,11 @@ def command(store_path, endpoint, classes, spec_file, review_out, review_in, eng
                              f"{', '.join(known)}")
         specs = [s for s in specs if not classes or s.name in classes]
         with console.status("deduplicating") as status:
-            summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
-                            review_out=review_out, progress=status.update, domain=domain,
-                            engine=engine, memory_limit=memory_limit, state=state_dir)
+            with dask_client(scheduler, workers) as client:
+                summaries = run(store, specs, dry_run=dry_run, review_in=review_in,
+                                review_out=review_out, progress=status.update, domain=domain,
+                                engine=engine, memory_limit=memory_limit, state=state_dir,
+                                client=client)
             if not dry_run:
                 rebuild(store, progress=status.update)  # the merged view follows the clusters
     finally:

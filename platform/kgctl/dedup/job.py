@@ -130,13 +130,15 @@ def _reviewed(store: GraphStore) -> tuple[list[tuple[str, str]], list[tuple[str,
 def cluster_mentions(mentions: list[Mention], thresholds: Thresholds, *, engine: str = "auto",
                      memory_limit: str = "2GB", accept: Iterable[tuple[str, str]] = (),
                      reject: Iterable[tuple[str, str]] = (),
-                     progress: Callable[[str], None] = lambda _: None) -> Result:
+                     progress: Callable[[str], None] = lambda _: None, client=None) -> Result:
     """Cluster with the in-memory engine or out of core on DuckDB (same clusters either way);
-    `auto` goes out of core from AUTO_OUT_OF_CORE mentions."""
-    if engine == "duckdb" or (engine == "auto" and len(mentions) >= AUTO_OUT_OF_CORE):
+    `auto` goes out of core from AUTO_OUT_OF_CORE mentions, or with a Dask `client` (whose
+    workers then score fuzzy blocks and replay parts)."""
+    if engine == "duckdb" or (engine == "auto" and (client is not None
+                                                    or len(mentions) >= AUTO_OUT_OF_CORE)):
         from kgctl.dedup.outofcore import OutOfCore  # DuckDB loads only when it is used
 
-        with OutOfCore(memory_limit=memory_limit) as ooc:
+        with OutOfCore(memory_limit=memory_limit, client=client) as ooc:
             ooc.add(mentions)
             ooc.run(thresholds, accept=accept, reject=reject,
                     progress=lambda phase: progress(f"clustering out of core: {phase}"))
@@ -274,11 +276,12 @@ def run(
     engine: str = "auto",
     memory_limit: str = "2GB",
     state: Path | None = None,
+    client=None,
 ) -> list[SpecSummary]:
     """The whole job; writes nothing when `dry_run`. One transaction replaces the dedup graph.
     Key normalisers: the generic ones plus the domain pack's (default: the default pack);
-    `engine` and `memory_limit` as for `cluster_mentions`; `state`: a directory where clusters
-    are kept between runs (see `kept_clusters`)."""
+    `engine`, `memory_limit` and `client` as for `cluster_mentions`; `state`: a directory
+    where clusters are kept between runs (see `kept_clusters`)."""
     by_name = normalisers(domain)
     if not store.papers():
         raise InputError("the store holds no paper graphs: nothing to deduplicate")
@@ -303,7 +306,7 @@ def run(
             progress(f"clustering {len(mentions)} {spec.name} mentions")
             result = cluster_mentions(mentions, spec.thresholds(), engine=engine,
                                       memory_limit=memory_limit, accept=accept, reject=reject,
-                                      progress=progress)
+                                      progress=progress, client=client)
             paper_of = {m.iri: m.paper for m in mentions}
         else:
             result, paper_of = kept_clusters(store, spec, state, by_name=by_name, accept=accept,

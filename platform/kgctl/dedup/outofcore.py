@@ -8,6 +8,8 @@ is replayed through the same `Resolver` as the in-memory engine, in the same ord
 keys and review verdicts act exactly as they do there. A fuzzy pair between two parts never
 merges; it goes to review unless the two sides' conflict keys clash at its turn, which is read
 from each part's replay (a probe) and compared afterwards. Memory: the largest part, not all.
+With a Dask client the fuzzy blocks and the parts are computed on its workers
+(`kgctl.dedup.groups`); the relational steps stay in this process's database.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
@@ -37,30 +39,34 @@ import click
 import duckdb
 import numpy as np
 
+from kgctl.dedup import groups
 from kgctl.dedup.cluster import (
     MAX_BLOCK,
     Cluster,
     Mention,
     Pair,
-    Resolver,
     Result,
     Thresholds,
     block_keys,
-    block_scores,
     clash,
     starts_slice,
 )
-from kgctl.dedup.keys import is_fragment, locant_signature, name_key
-from kgctl.dedup.tables import BATCH, FETCH, Outputs, columns, insert, objects, stream
+from kgctl.dedup.groups import mapped, replay_part, score_blocks, tasks
+from kgctl.dedup.keys import is_fragment, name_key
+from kgctl.dedup.tables import BATCH, Outputs, columns, insert, objects, stream
 
 ORDER = "phase, s1, s2, n1, n2, n3"  # the order the in-memory engine applies evidence in
+STEP = ("part, side, a, b, score, method, lname, rname, rep_a, [(k.kind, k.value) for k in "
+        f"keys_a], rep_b, [(k.kind, k.value) for k in keys_b], {ORDER}")  # a row of `staged`
 
 
 class OutOfCore:
-    """A DuckDB database in `workdir` (default: a temporary directory removed on close)."""
+    """A DuckDB database in `workdir` (default: a temporary directory removed on close); with a
+    Dask `client`, fuzzy blocks and parts are computed on its workers (`kgctl.dedup.groups`)."""
 
     def __init__(self, workdir: Path | None = None, *, memory_limit: str = "1GB",
-                 threads: int | None = None):
+                 threads: int | None = None, client=None):
+        self.client = client
         self._own = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="kgctl-dedup-")) if workdir is None else workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -115,11 +121,14 @@ class OutOfCore:
             reject: Iterable[tuple[str, str]] = (),
             progress: Callable[[str], None] = lambda _: None) -> None:
         """Cluster every mention added so far (a re-run starts from the mentions again)."""
-        self.thresholds = thresholds
-        for phase, step in (("profiles", lambda: self._profiles(thresholds)),
-                            ("evidence", lambda: self._evidence(thresholds, sorted(accept))),
+        self.thresholds = t = thresholds
+        reject = list(reject)
+        for phase, step in (("profiles", lambda: self._profiles(t)),
+                            ("evidence", lambda: self._evidence(t, sorted(accept))),
+                            ("fuzzy", lambda: self._fuzzy(t)),
                             ("parts", self._components),
-                            ("replay", lambda: self._replay(thresholds, list(reject)))):
+                            ("replay", lambda: self._replay(t, self._rejected(reject))),
+                            ("across", lambda: self._cross_pairs(t, self._rejected(reject)))):
             progress(phase)
             step()
         progress("done")
@@ -168,26 +177,26 @@ class OutOfCore:
         sql("""INSERT INTO edge SELECT a, pid, 100, 'exact-name', name, '', true, 2, name, '',
                pid, 0, 0 FROM (SELECT *, min(pid) OVER (PARTITION BY name) AS a FROM pname)
                WHERE pid <> a""")
-        if t.name_scope == "global":
-            self._fuzzy(t)
 
     def _fuzzy(self, t: Thresholds) -> None:
+        """Fuzzy names scored block by block (names link across papers only when global)."""
+        if t.name_scope != "global":
+            return
         sql = self.con.execute
         sql("""CREATE OR REPLACE TABLE dname AS SELECT row_number() OVER (ORDER BY name) - 1
                AS nid, name, min(pid) AS pid FROM pname GROUP BY name""")
         sql("""CREATE OR REPLACE TABLE fpair (i BIGINT, j BIGINT, score DOUBLE,
                merges BOOLEAN)""")
-        out: list[tuple[int, int, float, bool]] = []
-        for nids, names in stream(self.con, f"""SELECT list(nid ORDER BY nid),
+        blocks = stream(self.con, f"""SELECT list(nid ORDER BY nid),
             list(name ORDER BY nid) FROM (SELECT *, CASE WHEN count(*) OVER (PARTITION BY bkey)
             > {MAX_BLOCK} THEN sum(cut::INT) OVER (PARTITION BY bkey ORDER BY nid ROWS
             UNBOUNDED PRECEDING) ELSE 0 END AS slice FROM (SELECT nid, name, starts_slice(name)
             AS cut, unnest(blocks_of(name)) AS bkey FROM dname)) GROUP BY bkey, slice
-            HAVING count(*) > 1""", size=10):  # a row is a block or a slice of one
-            for r, c, score in block_scores(names, t.review):
-                merges = (score >= t.merge
-                          and locant_signature(names[r]) == locant_signature(names[c]))
-                out.append((nids[r], nids[c], score, merges))
+            HAVING count(*) > 1""", size=10)  # a row is a block or a slice of one
+        out: list[tuple[int, int, int, bool]] = []
+        for pairs in mapped(score_blocks, tasks(blocks, weight=lambda b: len(b[0])), t,
+                            client=self.client):
+            out += pairs
             if len(out) >= BATCH:
                 insert(self.con, "fpair", columns(out, "i j score merges"))
                 out = []
@@ -222,14 +231,12 @@ class OutOfCore:
         sql("DROP TABLE hooked")
         sql("DROP TABLE link")
 
-    def _replay(self, t: Thresholds, reject: list[tuple[str, str]]) -> None:
+    def _replay(self, t: Thresholds, rejected: set[frozenset]) -> None:
+        """Each part through a fresh `Resolver` (`rejected`: pairs of profiles). With a Dask
+        client, the parts of fewer steps than a task go to its workers as Parquet (DuckDB writes
+        and reads the rows, not Python); the others are replayed here, streamed."""
         sql = self.con.execute
-        sql("CREATE OR REPLACE TABLE decision (a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR,"
-            " evidence VARCHAR, kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, "
-            "n2 BIGINT, n3 BIGINT)")
-        sql("CREATE OR REPLACE TABLE root (pid BIGINT, root BIGINT)")
-        sql("CREATE OR REPLACE TABLE probe (i BIGINT, j BIGINT, side INT, keys VARCHAR)")
-        rejected = self._rejected(reject)
+        out = Outputs(self.con, create=True)
         # an edge inside one part is replayed; a fuzzy pair across parts is a probe on each side
         sql("""CREATE OR REPLACE TABLE placed AS SELECT e.*, coalesce(ca.c, e.a) AS ca,
             coalesce(cb.c, e.b) AS cb FROM edge e LEFT JOIN comp ca ON ca.node = e.a
@@ -238,37 +245,36 @@ class OutOfCore:
             SELECT ca AS part, 0 AS side, * EXCLUDE (ca, cb) FROM placed WHERE ca = cb
             UNION ALL SELECT ca, 1, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb
             UNION ALL SELECT cb, 2, * EXCLUDE (ca, cb) FROM placed WHERE ca <> cb""")
-        steps = self.con.cursor()
-        steps.execute(f"""SELECT s.part, s.side, s.a, s.b, s.score, s.method, s.lname, s.rname,
-            pa.rep, [(k.kind, k.value) for k in pa.keys], pb.rep,
-            [(k.kind, k.value) for k in pb.keys], {ORDER}
-            FROM steps s JOIN profile pa ON pa.pid = s.a JOIN profile pb ON pb.pid = s.b
-            ORDER BY s.part, {ORDER}, s.side""")
-        out = Outputs(self.con)
-        resolver, part = None, None
-        while rows := steps.fetchmany(FETCH):
-            for (p, side, a, b, score, method, left, right, rep_a, keys_a, rep_b, keys_b,
-                 *order) in rows:
-                if p != part:
-                    out.part(resolver)
-                    resolver, part = Resolver(t, rejected), p
-                if side != 2:
-                    resolver.add(a, rep_a, keys_a)
-                if side != 1:
-                    resolver.add(b, rep_b, keys_b)
-                if side:
-                    root = resolver.keys[resolver.find(a if side == 1 else b)]
-                    out.probes.append((order[4], order[5], side, json.dumps(
-                        {k: sorted(v) for k, v in root.items()}, sort_keys=True)))
-                else:
-                    resolver.edge(a, b, score, method, left, right)
-                    out.step(resolver, order)
-        out.part(resolver)
+        size = groups.TASK_ROWS
+        sql(f"""CREATE OR REPLACE TABLE ptask AS SELECT part, CASE WHEN ? AND n < {size}
+            THEN (sum(n) OVER (ORDER BY part) - n) // {size} ELSE -1 END AS task
+            FROM (SELECT part, count(*) AS n FROM steps GROUP BY part)""", [bool(self.client)])
+        sql("""CREATE OR REPLACE VIEW staged AS SELECT s.part, s.side, s.a, s.b, s.score,
+            s.method, s.lname, s.rname, pa.rep AS rep_a, pa.keys AS keys_a, pb.rep AS rep_b,
+            pb.keys AS keys_b, s.phase, s.s1, s.s2, s.n1, s.n2, s.n3, pt.task FROM steps s
+            JOIN ptask pt USING (part) JOIN profile pa ON pa.pid = s.a
+            JOIN profile pb ON pb.pid = s.b""")
+        if self.client is not None:
+            files = self.workdir / "tasks"
+            sql("COPY (SELECT * FROM staged WHERE task >= 0) TO ? (FORMAT parquet, "
+                "PARTITION_BY (task), OVERWRITE)", [str(files)])
+            work = ([f.read_bytes() for f in sorted(d.glob("*.parquet"))]
+                    for d in sorted(files.glob("task=*")))
+            for results in mapped(replay_files, work, t, rejected, client=self.client):
+                for table, data in results.items():
+                    path = files / f"{table}.parquet"
+                    path.write_bytes(data)
+                    sql(f"INSERT INTO {table} SELECT * FROM read_parquet(?)", [str(path)])
+            shutil.rmtree(files, ignore_errors=True)
+        rows = stream(self.con, f"SELECT {STEP} FROM staged WHERE task < 0 ORDER BY part, "
+                                f"{ORDER}, side")
+        for _, part in groupby(rows, key=itemgetter(0)):
+            out.add(replay_part(part, t, rejected))
         out.flush()
-        steps.close()
-        sql("DROP VIEW steps")
+        for view in ("staged", "steps"):
+            sql(f"DROP VIEW {view}")
         sql("DROP TABLE placed")
-        self._cross_pairs(t, rejected, out)
+        sql("DROP TABLE ptask")
 
     def _rejected(self, reject: list[tuple[str, str]]) -> set[frozenset]:
         iris = sorted({iri for pair in reject for iri in pair})
@@ -276,8 +282,9 @@ class OutOfCore:
                                     [iris]).fetchall()) if iris else {}
         return {frozenset((pid.get(a), pid.get(b))) for a, b in reject}
 
-    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset], out: Outputs) -> None:
+    def _cross_pairs(self, t: Thresholds, rejected: set[frozenset]) -> None:
         """A fuzzy pair across parts goes to review unless rejected or its sides clash."""
+        out = Outputs(self.con)
         for a, b, score, left, right, rep_a, rep_b, keys_a, keys_b, *order in stream(
                 self.con, f"""SELECT e.a, e.b, e.score, e.lname, e.rname, pa.rep, pb.rep, l.keys,
             r.keys, {ORDER} FROM edge e JOIN probe l ON l.i = e.n2 AND l.j = e.n3 AND l.side = 1
@@ -286,10 +293,8 @@ class OutOfCore:
             ka = {k: set(v) for k, v in json.loads(keys_a).items()}
             kb = {k: set(v) for k, v in json.loads(keys_b).items()}
             if frozenset((a, b)) not in rejected and not clash(ka, kb, t.conflict_keys):
-                out.rows.append((rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}", "grey",
-                                 *order))
-                if len(out.rows) >= BATCH:
-                    out.flush()
+                out.add([("decision", (rep_a, rep_b, score, "fuzzy", f"{left!r} ~ {right!r}",
+                                       "grey", *order))])
         out.flush()
 
     def _pairs(self, kind: str) -> list[Pair]:
@@ -334,6 +339,25 @@ class OutOfCore:
         """Everything as the in-memory engine returns it (for corpora that fit in memory)."""
         return Result(clusters=list(self.clusters()), decisions=self._pairs("decision"),
                       grey=self._pairs("grey"), refused=self._pairs("refused"))
+
+
+def replay_files(files: list[bytes], t: Thresholds,
+                 rejected: set[frozenset]) -> dict[str, bytes]:
+    """A worker's task: the parts in Parquet `files` (rows of `staged`) replayed; the decision,
+    root and probe rows as Parquet."""
+    with tempfile.TemporaryDirectory(prefix="kgctl-dedup-") as tmp, duckdb.connect() as con:
+        paths = [Path(tmp, f"steps-{n}.parquet") for n in range(len(files))]
+        for path, data in zip(paths, files, strict=True):
+            path.write_bytes(data)
+        out = Outputs(con, create=True)
+        rows = stream(con, f"SELECT {STEP} FROM read_parquet(?) ORDER BY part, {ORDER}, side",
+                      [[str(p) for p in paths]])
+        for _, part in groupby(rows, key=itemgetter(0)):
+            out.add(replay_part(part, t, rejected))
+        out.flush()
+        for table in Outputs.TABLES:
+            con.execute(f"COPY {table} TO ? (FORMAT parquet)", [f"{tmp}/{table}.parquet"])
+        return {table: Path(tmp, f"{table}.parquet").read_bytes() for table in Outputs.TABLES}
 
 
 def _name_of(label: str | None) -> str | None:

@@ -8,8 +8,6 @@ from collections.abc import Iterable, Iterator
 import duckdb
 import numpy as np
 
-from kgctl.dedup.cluster import Resolver
-
 BATCH = 100_000  # rows written to the database at once
 FETCH = 10_000  # rows read back at once
 
@@ -47,37 +45,34 @@ def columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
 
 
 class Outputs:
-    """Batches of a replay's results written to the database as they come."""
+    """A replay's (table, row) results, written to the database a batch at a time."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    TABLES = {"decision": "a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR, evidence VARCHAR, "
+                          "kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, n2 BIGINT, "
+                          "n3 BIGINT",
+              "root": "pid BIGINT, root BIGINT", "probe": "i BIGINT, j BIGINT, side INT, "
+                                                        "keys VARCHAR"}
+    FIELDS = {table: " ".join(c.split()[0] for c in cols.split(","))
+              for table, cols in TABLES.items()}
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, create: bool = False):
+        """`create`: (re)create the tables, empty."""
         self.con = con
-        self.rows: list[tuple] = []
-        self.roots: list[tuple[int, int]] = []
-        self.probes: list[tuple] = []
+        self.rows: dict[str, list[tuple]] = {table: [] for table in self.TABLES}
+        self.held = 0
+        for table, cols in self.TABLES.items() if create else ():
+            con.execute(f"CREATE OR REPLACE TABLE {table} ({cols})")
 
-    def step(self, resolver: Resolver, order: list) -> None:
-        """Move the step's decisions out of the resolver (a part can be most of the corpus)."""
-        for kind, items in (("decision", resolver.decisions), ("grey", resolver.grey),
-                            ("refused", resolver.refused)):
-            self.rows.extend((p.a, p.b, p.score, p.method, p.evidence, kind, *order)
-                             for p in items)
-            items.clear()
-        if len(self.rows) >= BATCH:
-            self.flush()
-
-    def part(self, resolver: Resolver | None) -> None:
-        if resolver is not None:
-            self.roots.extend((node, resolver.find(node)) for node in resolver.parent)
-        if len(self.rows) + len(self.roots) + len(self.probes) >= BATCH:
-            self.flush()
+    def add(self, rows: Iterable[tuple[str, tuple]]) -> None:
+        for table, row in rows:
+            self.rows[table].append(row)
+            self.held += 1
+            if self.held >= BATCH:
+                self.flush()
 
     def flush(self) -> None:
-        if self.rows:
-            insert(self.con, "decision", columns(
-                self.rows, "a b score method evidence kind phase s1 s2 n1 n2 n3"))
-        if self.roots:
-            insert(self.con, "root", columns(self.roots, "pid root"))
-        if self.probes:
-            insert(self.con, "probe", columns(self.probes, "i j side keys"))
-        self.rows, self.roots, self.probes = [], [], []
-
+        for table, rows in self.rows.items():
+            if rows:
+                insert(self.con, table, columns(rows, self.FIELDS[table]))
+                rows.clear()
+        self.held = 0
