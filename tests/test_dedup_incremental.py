@@ -92,3 +92,30 @@ def test_the_job_with_a_kept_state_writes_what_a_full_run_writes(tmp_path):
     assert (kept_links, kept_provenance) == (links(store), provenance(store))
     store.drop("p2")  # a paper gone: the state is built again
     assert run(store, specs, state=state) == run(store, specs)
+
+
+@pytest.mark.parametrize("there,here", [("2", "3"), ("3", "2")])  # the untouched name first, last
+@pytest.mark.parametrize("key,reject,grey", [("A", False, 2), ("B", False, 1), ("A", True, 1)])
+def test_a_review_pair_to_an_untouched_part_is_decided_from_its_kept_probe(there, here, key,
+                                                                           reject, grey):
+    """An untouched part U (a name without keys, merged with a spelling that carries f=A after
+    the review pair's turn) and a touched part T (another locant, gaining a mention with
+    f=key): each pair U~T is decided from U's conflict keys at its turn, as one run does."""
+    name = "1,{}-dichlorobenzenecarboxylic acid methyl ester".format
+    spelt = "1,{}-dichlorobenzencarboxylic acid methyl est".format
+
+    def m(i, label, keys=()):
+        return Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(label,), keys=keys)
+
+    old = [m(1, name(there)), m(2, spelt(there), (("f", "A"),)), m(3, name(here)),
+           m(5, "zinc oxide")]
+    new = [m(4, name(here), (("f", key),))]
+    t = Thresholds(conflict_keys=("f",))
+    reviews = {"reject": [("p2#c", "p3#c")] if reject else []}
+    full = cluster(old + new, t, **reviews)
+    assert len(full.grey) == grey and len(full.clusters) == 3
+    with State(None, t, **reviews) as state:
+        state.add(old)
+        redone = state.add(new)  # T's two profiles, not U's
+        assert ordered(state.result()) == ordered(full)
+    assert redone == 2

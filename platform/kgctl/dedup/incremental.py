@@ -39,6 +39,7 @@ from kgctl.dedup.cluster import (
     Pair,
     Result,
     Thresholds,
+    clash,
     cluster,
     profile_names,
 )
@@ -58,6 +59,8 @@ CREATE TABLE IF NOT EXISTS bname (bkey VARCHAR, name VARCHAR, cut BOOLEAN, label
 CREATE TABLE IF NOT EXISTS fpair (bkey VARCHAR, label VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE);
 CREATE TABLE IF NOT EXISTS member (part VARCHAR, sig VARCHAR, cluster VARCHAR);
+CREATE TABLE IF NOT EXISTS probe (a VARCHAR, b VARCHAR, name VARCHAR, part VARCHAR,
+    sig VARCHAR, rep VARCHAR, keys VARCHAR);
 CREATE TABLE IF NOT EXISTS outcome (pa VARCHAR, pb VARCHAR, kind VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE, method VARCHAR, evidence VARCHAR);
 """
@@ -117,10 +120,8 @@ class State:
         self._append(groups, names)
         changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
                    else set())
-        touched = self._touched(groups, names, changed)
-        ring = self._ring(touched, list(groups))
-        subset = self._mentions(touched | ring, list(groups))
-        self._recluster(subset, ring)
+        subset = self._mentions(self._touched(groups, names, changed), list(groups))
+        self._recluster(subset)
         return len(subset)
 
     def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]) -> None:
@@ -185,20 +186,6 @@ class State:
         """A one-column relation `name` (column v) to join with."""
         self.con.register(name, {"v": objects(sorted(values))})
 
-    def _ring(self, touched: set[str], new: list[str]) -> set[str]:
-        """Untouched parts with a fuzzy pair to a touched part or a new mention."""
-        if self.t.name_scope != "global":
-            return set()
-        self._values("parts", touched)
-        self._values("sigs", new)
-        return {p for (p,) in self.con.execute("""WITH n AS (SELECT DISTINCT name FROM mname
-            JOIN profile USING (sig) WHERE part IN (SELECT v FROM parts) OR sig IN
-            (SELECT v FROM sigs)),
-            o AS (SELECT b AS name FROM fpair JOIN n ON a = n.name UNION
-                  SELECT a FROM fpair JOIN n ON b = n.name)
-            SELECT DISTINCT part FROM profile JOIN mname USING (sig) JOIN o USING (name)
-            WHERE part IS NOT NULL""").fetchall()} - touched
-
     def _mentions(self, parts: set[str], new: list[str]) -> list[tuple[str, Mention]]:
         """(profile, mention) of the profiles in `parts` or `new`: each profile's first
         mention, with the labels of all, and the mentions named in reviews."""
@@ -214,41 +201,88 @@ class State:
                 SELECT sig, iri, mention.paper, labels FROM p JOIN mention USING (sig)
                 WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
 
-    def _recluster(self, subset: list[tuple[str, Mention]], ring: set[str]) -> None:
-        """Cluster the subset and replace the results of its parts, except the ring's."""
+    def _recluster(self, subset: list[tuple[str, Mention]]) -> None:
+        """Cluster the subset and replace the results of its parts."""
         sig_of = {m.iri: sig for sig, m in subset}
         names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
         self._values("names", names)
         pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
-                                 "FROM names) AND b IN (SELECT v FROM names)").fetchall()
-        result = cluster([m for _, m in subset], self.t, fuzzy=pairs,
+                                 "FROM names) OR b IN (SELECT v FROM names)").fetchall()
+        probes: dict[tuple[str, str], tuple] = {}
+        result = cluster([m for _, m in subset], self.t, fuzzy=pairs, probes=probes,
                          accept=[p for p in self.accept if set(p) <= sig_of.keys()],
                          reject=[p for p in self.reject if set(p) <= sig_of.keys()])
         part = self._parts(subset, pairs)
         self._values("sigs", set(sig_of.values()))
         self._values("old", {p for (p,) in self.con.execute(
             "SELECT DISTINCT part FROM profile WHERE sig IN (SELECT v FROM sigs)").fetchall()
-            if p is not None and p not in ring})
+            if p is not None})
         sql = self.con.execute
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
         sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
-        moved = [(sig, p) for sig, p in part.items() if p not in ring]
-        if moved:
-            self.con.register("moved", columns(moved, "sig part"))
-            sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
-            self.con.unregister("moved")
+        sql("DELETE FROM probe WHERE part IN (SELECT v FROM old)")
+        self.con.register("moved", columns(sorted(part.items()), "sig part"))
+        sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
+        self.con.unregister("moved")
         members = {(part[sig_of[m]], sig_of[m], c.members[0]) for c in result.clusters
-                   for m in c.members if part[sig_of[m]] not in ring}
-        if members:
-            insert(self.con, "member", columns(sorted(members), "part sig cluster"))
-        outcomes = [(pa, pb, kind, p.a, p.b, p.score, p.method, p.evidence)
+                   for m in c.members}
+        insert(self.con, "member", columns(sorted(members), "part sig cluster"))
+        outcomes = [(part[sig_of[p.a]], part[sig_of[p.b]], kind, p.a, p.b, p.score, p.method,
+                     p.evidence)
                     for kind, items in (("decision", result.decisions), ("grey", result.grey),
                                         ("refused", result.refused))
-                    for p in items
-                    for pa, pb in [(part[sig_of[p.a]], part[sig_of[p.b]])]
-                    if pa not in ring or pb not in ring]
+                    for p in items]
+        outcomes += self._across(subset, part, pairs, probes)
         if outcomes:
             insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
+
+    def _across(self, subset: list[tuple[str, Mention]], part: dict[str, str],
+                pairs: list[tuple], probes: dict[tuple[str, str], tuple]) -> list[tuple]:
+        """Keep the probes of the subset's sides of fuzzy pairs across parts; returns the review
+        pairs among those whose other side is an untouched part, decided from its kept probe
+        (parts never influence each other, so it still holds)."""
+        node: dict[str, tuple[str, str]] = {}  # name: (rep, sig) of the first profile with it
+        for sig, m in subset:
+            for n in json.loads(sig)[0]:
+                node[n] = min(node.get(n, (m.iri, sig)), (m.iri, sig))
+        rows, outside = [], []
+        for score, a, b in pairs:
+            pa, pb = (part[node[n][1]] if n in node else None for n in (a, b))
+            if pa == pb:
+                continue
+            rows += [(a, b, n, p, node[n][1], node[n][0], json.dumps(keys))
+                     for n, p, keys in zip((a, b), (pa, pb), probes[a, b], strict=True) if p]
+            if pa is None or pb is None:
+                outside.append((a, b, b if pb is None else a, score))
+        kept = {}
+        if outside:
+            self.con.register("outside", columns(outside, "a b name score"))
+            kept = {(a, b): rest for a, b, *rest in self.con.execute(
+                "SELECT a, b, part, sig, rep, keys FROM probe JOIN outside USING (a, b, name)"
+            ).fetchall()}
+            self.con.unregister("outside")
+        if rows:
+            insert(self.con, "probe", columns(rows, "a b name part sig rep keys"))
+        rejected = self._rejected() if outside and self.reject else set()
+        out = []
+        for a, b, name, score in outside:
+            there, sig, rep, keys = kept[a, b]
+            here = node[b if name == a else a]
+            sides = [(there, sig, rep, json.loads(keys)),
+                     (part[here[1]], here[1], here[0], probes[a, b][name == a])]
+            if name == b:
+                sides.reverse()
+            (pa, sa, ra, ka), (pb, sb, rb, kb) = sides
+            if frozenset((sa, sb)) not in rejected and not clash(ka, kb, self.t.conflict_keys):
+                out.append((pa, pb, "grey", ra, rb, score, "fuzzy", f"{a!r} ~ {b!r}"))
+        return out
+
+    def _rejected(self) -> set[frozenset[str]]:
+        """The profiles (signatures) of each review rejection."""
+        self._values("reviewed", {i for pair in self.reject for i in pair})
+        sig = dict(self.con.execute("SELECT iri, sig FROM mention WHERE iri IN "
+                                    "(SELECT v FROM reviewed)").fetchall())
+        return {frozenset((sig.get(a), sig.get(b))) for a, b in self.reject}
 
     def _parts(self, subset: list[tuple[str, Mention]], pairs: list[tuple]) -> dict[str, str]:
         """Each profile's part, named by its smallest IRI."""
