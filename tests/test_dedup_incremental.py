@@ -119,3 +119,17 @@ def test_a_review_pair_to_an_untouched_part_is_decided_from_its_kept_probe(there
         redone = state.add(new)  # T's two profiles, not U's
         assert ordered(state.result()) == ordered(full)
     assert redone == 2
+
+
+def test_a_mention_of_a_kept_profile_reclusters_its_part_only_if_it_reorders_it():
+    t = Thresholds(conflict_keys=("f",))
+    ms = [Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(label,), keys=(("f", f),))
+          for i, label, f in [(2, "copper nitrate", "A"), (3, "copper nitrate", "B"),
+                              (5, "zinc oxide", "C"), (4, "copper nitrate", "A"),
+                              (1, "Copper  nitrate", "B")]]
+    with State(None, t) as state:
+        redone = [state.add(batch) for batch in (ms[:3], ms[3:4], ms[4:])]
+        assert ordered(state.result()) == ordered(cluster(ms, t))
+    # p4 joins p2's profile (a larger IRI: nothing to redo); p1 becomes the first IRI of p3's
+    # profile, which now comes first: the refused merge names it, its part is clustered again
+    assert redone == [3, 0, 2]

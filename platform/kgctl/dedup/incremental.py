@@ -117,16 +117,20 @@ class State:
             groups[sig].append(m)
             names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
-        self._append(groups, names)
+        news = {sig: names[sig] for sig in self._append(groups, names)}
         changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
                    else set())
-        subset = self._mentions(self._touched(groups, names, changed), list(groups))
-        self._recluster(subset)
+        subset = self._mentions(self._touched(news, changed), list(news))
+        if subset:
+            self._recluster(subset)
         return len(subset)
 
-    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]) -> None:
+    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]
+                ) -> list[str]:
         """New mentions, their new profiles; an earlier profile takes their labels (and their
-        IRI if smaller)."""
+        IRI if smaller). Returns the profiles that are new evidence: new ones, and earlier ones
+        that take an IRI (which orders the profiles) or gain a mention named in a review;
+        another earlier profile only gains members, its part's clusters and decisions stay."""
         self._values("sigs", groups)
         earlier = {sig: (r, labels, part) for sig, r, labels, part in self.con.execute(
             "SELECT sig, rep, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
@@ -142,6 +146,9 @@ class State:
         insert(self.con, "mention", columns([(m.iri, sig, m.paper) for sig, ms in groups.items()
                                              for m in ms], "iri sig paper"))
         new = [sig for sig in groups if sig not in earlier]
+        reviewed = {i for pair in self.accept + self.reject for i in pair}
+        evidence = new + [sig for sig, ms in groups.items() if sig in earlier and any(
+            m.iri < earlier[sig][0] or m.iri in reviewed for m in ms)]
         rows = [(sig, n) for sig in new for n in sorted(names[sig])]
         if rows:
             insert(self.con, "mname", columns(rows, "sig name"))
@@ -149,6 +156,7 @@ class State:
                 if kv[0] in self.t.merge_keys]
         if rows:
             insert(self.con, "mkey", columns(rows, "sig kv"))
+        return evidence
 
     def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
         """Names of the new mentions that earlier mentions have too."""
@@ -156,13 +164,12 @@ class State:
         return {n for (n,) in self.con.execute(
             "SELECT DISTINCT name FROM mname WHERE name IN (SELECT v FROM new_names)").fetchall()}
 
-    def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
-                 changed: set[str]) -> set[str]:
+    def _touched(self, news: dict[str, frozenset[str]], changed: set[str]) -> set[str]:
         """Earlier parts sharing a profile, name, merge key or changed fuzzy pair with the new
-        mentions, or linked to those by a review acceptance."""
-        self._values("sigs", groups)
-        self._values("hit", changed | set().union(*names.values()))
-        self._values("kvs", {json.dumps(kv) for sig in groups for kv in json.loads(sig)[1]
+        evidence, or linked to those by a review acceptance."""
+        self._values("sigs", news)
+        self._values("hit", changed | set().union(*news.values()))
+        self._values("kvs", {json.dumps(kv) for sig in news for kv in json.loads(sig)[1]
                              if kv[0] in self.t.merge_keys})
         parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM profile WHERE
             part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR sig IN (SELECT sig FROM mname
