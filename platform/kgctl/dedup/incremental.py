@@ -117,38 +117,44 @@ class State:
             groups[sig].append(m)
             names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
-        news = {sig: names[sig] for sig in self._append(groups, names)}
+        news = self._append(groups, names)
         changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
                    else set())
-        subset = self._mentions(self._touched(news, changed), list(news))
+        touched = self._touched({sig: names[sig] for sig in news}, changed)
+        subset, was = self._mentions(touched, [r for r in news.values() if r[4] is None])
         if subset:
-            self._recluster(subset)
+            self._recluster(subset, touched, was)
         return len(subset)
 
     def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]
-                ) -> list[str]:
-        """New mentions, their new profiles; an earlier profile takes their labels (and their
-        IRI if smaller). Returns the profiles that are new evidence: new ones, and earlier ones
-        that take an IRI (which orders the profiles) or gain a mention named in a review;
-        another earlier profile only gains members, its part's clusters and decisions stay."""
+                ) -> dict[str, tuple]:
+        """New mentions; an earlier profile takes their labels (and their IRI if smaller).
+        Returns the rows (sig, rep, paper, labels, part) of the profiles that are new evidence:
+        new ones (written once clustered), and earlier ones that take an IRI (which orders the
+        profiles) or gain a mention named in a review. Another earlier profile only gains
+        members: its part's clusters and decisions stay."""
         self._values("sigs", groups)
-        earlier = {sig: (r, labels, part) for sig, r, labels, part in self.con.execute(
-            "SELECT sig, rep, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
+        earlier = {row[0]: row for row in self.con.execute(
+            "SELECT sig, rep, paper, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
         ).fetchall()}
-        self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
-        rows = []
+        reviewed = {i for pair in self.accept + self.reject for i in pair}
+        news, rows = {}, []
         for sig, ms in groups.items():
             first = min(ms, key=lambda m: m.iri)
-            r, labels, part = earlier.get(sig, (first.iri, [], None))
-            labels = sorted(set(labels).union(*(m.labels for m in ms)))
-            rows.append((sig, min(r, first.iri), first.paper, labels, part))
-        insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
+            _, rep, paper, labels, part = earlier.get(sig, (sig, first.iri, first.paper, [], None))
+            row = (sig, *min((rep, paper), (first.iri, first.paper)),
+                   sorted(set(labels).union(*(m.labels for m in ms))), part)
+            if sig not in earlier or first.iri < rep or any(m.iri in reviewed for m in ms):
+                news[sig] = row
+            if sig in earlier and row != earlier[sig]:
+                rows.append(row)
+        if rows:
+            self._values("sigs", [r[0] for r in rows])
+            self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
+            insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
         insert(self.con, "mention", columns([(m.iri, sig, m.paper) for sig, ms in groups.items()
                                              for m in ms], "iri sig paper"))
         new = [sig for sig in groups if sig not in earlier]
-        reviewed = {i for pair in self.accept + self.reject for i in pair}
-        evidence = new + [sig for sig, ms in groups.items() if sig in earlier and any(
-            m.iri < earlier[sig][0] or m.iri in reviewed for m in ms)]
         rows = [(sig, n) for sig in new for n in sorted(names[sig])]
         if rows:
             insert(self.con, "mname", columns(rows, "sig name"))
@@ -156,7 +162,7 @@ class State:
                 if kv[0] in self.t.merge_keys]
         if rows:
             insert(self.con, "mkey", columns(rows, "sig kv"))
-        return evidence
+        return news
 
     def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
         """Names of the new mentions that earlier mentions have too."""
@@ -172,14 +178,13 @@ class State:
         self._values("kvs", {json.dumps(kv) for sig in news for kv in json.loads(sig)[1]
                              if kv[0] in self.t.merge_keys})
         parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM profile WHERE
-            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR sig IN (SELECT sig FROM mname
-            WHERE name IN (SELECT v FROM hit)) OR sig IN (SELECT sig FROM mkey WHERE kv IN
-            (SELECT v FROM kvs)))""").fetchall()}
+            sig IN (SELECT v FROM sigs UNION SELECT sig FROM mname WHERE name IN (SELECT v FROM
+            hit) UNION SELECT sig FROM mkey WHERE kv IN (SELECT v FROM kvs))""").fetchall()}
         if not self.accept:
             return parts
         self._values("reviewed", {i for pair in self.accept for i in pair})
         part_of = dict(self.con.execute(
-            "SELECT iri, coalesce(part, '') FROM mention JOIN profile USING (sig) "
+            "SELECT iri, coalesce(part, '') FROM mention LEFT JOIN profile USING (sig) "
             "WHERE iri IN (SELECT v FROM reviewed)").fetchall())
         while True:  # acceptances join parts
             more = {part_of[b] for pair in self.accept for a, b in (pair, pair[::-1])
@@ -193,23 +198,30 @@ class State:
         """A one-column relation `name` (column v) to join with."""
         self.con.register(name, {"v": objects(sorted(values))})
 
-    def _mentions(self, parts: set[str], new: list[str]) -> list[tuple[str, Mention]]:
-        """(profile, mention) of the profiles in `parts` or `new`: each profile's first
-        mention, with the labels of all, and the mentions named in reviews."""
+    def _mentions(self, parts: set[str], new: list[tuple]
+                  ) -> tuple[list[tuple[str, Mention]], dict[str, str | None]]:
+        """(profile, mention) of the profiles in `parts` and the `new` ones: each profile's
+        first mention, with the labels of all, and the mentions named in reviews; and the part
+        of each profile (None: new)."""
         self._values("parts", parts)
-        self._values("sigs", new)
-        self._values("reviewed", {i for pair in self.accept + self.reject for i in pair})
-        return [(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
-                              keys=tuple(map(tuple, json.loads(sig)[1]))))
-                for sig, iri, paper, labels in self.con.execute("""
-                WITH p AS (SELECT * FROM profile WHERE part IN (SELECT v FROM parts)
-                           OR sig IN (SELECT v FROM sigs))
-                SELECT sig, rep, paper, labels FROM p UNION
-                SELECT sig, iri, mention.paper, labels FROM p JOIN mention USING (sig)
-                WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
+        rows = self.con.execute("SELECT sig, rep, paper, labels, part FROM profile WHERE "
+                                "part IN (SELECT v FROM parts)").fetchall() + new
+        reviewed = {i for pair in self.accept + self.reject for i in pair}
+        if reviewed:
+            self._values("reviewed", reviewed)
+            row = {r[0]: r for r in rows}
+            rows += [(sig, iri, paper, *row[sig][3:]) for iri, sig, paper in self.con.execute(
+                "SELECT iri, sig, paper FROM mention WHERE iri IN (SELECT v FROM reviewed)"
+            ).fetchall() if sig in row and iri != row[sig][1]]
+        rows.sort(key=lambda r: r[1])
+        return ([(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
+                               keys=tuple(map(tuple, json.loads(sig)[1]))))
+                 for sig, iri, paper, labels, _ in rows], {r[0]: r[4] for r in rows})
 
-    def _recluster(self, subset: list[tuple[str, Mention]]) -> None:
-        """Cluster the subset and replace the results of its parts."""
+    def _recluster(self, subset: list[tuple[str, Mention]], old: set[str],
+                   was: dict[str, str]) -> None:
+        """Cluster the subset and replace the results of its parts (`old`; `was`: each
+        profile's part before)."""
         sig_of = {m.iri: sig for sig, m in subset}
         names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
         self._values("names", names)
@@ -220,17 +232,21 @@ class State:
                          accept=[p for p in self.accept if set(p) <= sig_of.keys()],
                          reject=[p for p in self.reject if set(p) <= sig_of.keys()])
         part = self._parts(subset, pairs)
-        self._values("sigs", set(sig_of.values()))
-        self._values("old", {p for (p,) in self.con.execute(
-            "SELECT DISTINCT part FROM profile WHERE sig IN (SELECT v FROM sigs)").fetchall()
-            if p is not None})
+        self._values("old", old)
         sql = self.con.execute
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
         sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
         sql("DELETE FROM probe WHERE part IN (SELECT v FROM old)")
-        self.con.register("moved", columns(sorted(part.items()), "sig part"))
-        sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
-        self.con.unregister("moved")
+        rows: dict[str, tuple] = {}  # the new profiles, by their first mention
+        for sig, m in subset:
+            if was[sig] is None:
+                rows.setdefault(sig, (sig, m.iri, m.paper, list(m.labels), part[sig]))
+        insert(self.con, "profile", columns(sorted(rows.values()), "sig rep paper labels part"))
+        moved = [(sig, p) for sig, p in sorted(part.items()) if was[sig] not in (None, p)]
+        if moved:
+            self.con.register("moved", columns(moved, "sig part"))
+            sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
+            self.con.unregister("moved")
         members = {(part[sig_of[m]], sig_of[m], c.members[0]) for c in result.clusters
                    for m in c.members}
         insert(self.con, "member", columns(sorted(members), "part sig cluster"))

@@ -30,6 +30,8 @@ def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> 
     sizes = dict(con.execute("SELECT bkey, count(*) FROM bname WHERE bkey IN (SELECT v "
                                   "FROM new_blocks) GROUP BY bkey").fetchall())
     insert(con, "bname", columns([(*r, "") for r in rows], "bkey name cut label"))
+    cuts_of = dict(con.execute("SELECT bkey, list(name ORDER BY name) FROM bname WHERE cut AND "
+                               "bkey IN (SELECT v FROM new_blocks) GROUP BY bkey").fetchall())
     added = defaultdict(list)
     for key, n, _ in rows:
         added[key].append(n)
@@ -50,9 +52,7 @@ def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> 
             new.update((key, lab) for (lab,) in con.execute(
                 "SELECT DISTINCT label FROM bname WHERE bkey = ?", [key]).fetchall())
         else:
-            cuts = [n for (n,) in con.execute(
-                "SELECT name FROM bname WHERE bkey = ? AND cut ORDER BY name", [key]
-            ).fetchall()]
+            cuts = cuts_of.get(key, [])
             olds = [c for c in cuts if c not in names]
             for n in sorted(names):
                 was = olds[bisect_right(olds, n) - 1] if olds and olds[0] <= n else ""
