@@ -188,6 +188,7 @@ def incremental(args) -> None:
     sizes = [int(n) for n in args.existing.split(",")]
     news = [int(k) for k in args.new.split(",")]
     times: dict[tuple[int, int], float] = {}
+    redone: dict[tuple[int, int], int] = {}
     for n in sizes:
         vocab = n // args.per_entity if args.per_entity else args.vocab
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
@@ -205,15 +206,16 @@ def incremental(args) -> None:
                     new = mentions(k, vocab, args.papers, start)
                     start += k
                     t0 = time.perf_counter()
-                    redone = state.add(new)
+                    redone[n, k] = state.add(new)
                     times[n, k] = time.perf_counter() - t0
-                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone} profiles "
+                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone[n, k]} profiles "
                           f"re-clustered)", flush=True)
     for k in news:
-        print(f"{k} new mentions: {times[sizes[-1], k]:.2f} s against {sizes[-1]} existing, "
-              f"{times[sizes[0], k]:.2f} s against {sizes[0]}: ratio "
-              f"{times[sizes[-1], k] / times[sizes[0], k]:.2f} for {sizes[-1] / sizes[0]:.0f}x "
-              f"the corpus")
+        for n in sizes[1:]:
+            a, b = (n, k), (sizes[0], k)
+            print(f"{k} new mentions: {times[a]:.2f} s against {n} existing, {times[b]:.2f} s "
+                  f"against {sizes[0]}: ratio {times[a] / times[b]:.2f} for {n / sizes[0]:.0f}x "
+                  f"the corpus (profiles re-clustered: ratio {redone[a] / redone[b]:.2f})")
     for n in sizes:
         ratio = times[n, news[-1]] / times[n, news[0]]
         print(f"against {n}: {news[-1]} new mentions take {ratio:.2f}x the time of {news[0]} "
