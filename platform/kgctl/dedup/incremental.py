@@ -4,12 +4,16 @@ corpus.
 
 A *part* is a connected component of the evidence that can merge (a shared profile, merge key or
 name, a review acceptance, fuzzy names at the merge threshold with the same locants). Parts never
-influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
+influence each other's clusters, so new evidence re-clusters only the parts it touches, with the
 in-memory engine over those parts' profiles: same evidence, same order, hence the same clusters
-and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
-re-scores only the slices it changes (`kgctl.dedup.slices`). Review pairs across parts depend on
-both sides, so the parts sharing a fuzzy pair with a touched part are re-clustered too (their
-own results do not change). Removing mentions is not incremental: build a new state.
+and decisions as clustering everything again. A new mention of a kept profile is no evidence
+unless its IRI comes first (profiles are ordered by their first IRI) or a review names it. Fuzzy
+pairs are kept per block slice; a new name re-scores only the slices it changes
+(`kgctl.dedup.slices`). A fuzzy pair across parts never merges: it goes to review unless the
+two sides' conflict keys clash at its turn, so each side's keys then (a *probe*, keyed by the
+pair's two names) are kept when its part is clustered, and a pair from a touched part to an
+untouched one is decided with the untouched side's kept probe. Removing mentions is not
+incremental: build a new state.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
