@@ -252,13 +252,13 @@ def cluster(
     accept: Iterable[tuple[str, str]] = (),
     reject: Iterable[tuple[str, str]] = (),
     fuzzy: Iterable[tuple[float, str, str]] | None = None,
-    probes: dict[tuple[str, str], tuple] | None = None,
+    probes: dict[tuple[str, str], tuple | None] | None = None,
 ) -> Result:
     """Cluster mentions in memory. `accept`/`reject` are reviewed pairs (IRI, IRI) from a
     person; `fuzzy`: the scored name pairs (score, name, later name) if found beforehand (a pair
-    with one name not among these mentions is only probed). `probes`, if given, receives for
-    each fuzzy pair whose sides are apart at its turn the conflict keys of both sides'
-    components then (None for a name not among these mentions)."""
+    with one name not among these mentions is only probed). `probes`: fuzzy pairs (name, later
+    name) whose value is set to the conflict keys of both sides' components at the pair's turn
+    (None for a name not among these mentions)."""
     groups, name_sets = _profiles(mentions, thresholds.name_scope)
     profile_of = {m.iri: i for i, g in enumerate(groups) for m in g}
     rejected = {frozenset((profile_of.get(a), profile_of.get(b))) for a, b in reject}
@@ -298,7 +298,7 @@ def cluster(
         pairs = [(score, nid[a], nid[b]) for score, a, b in fuzzy]
     for score, i, j in sorted(pairs, key=lambda t: (-t[0], t[1], t[2])):
         a, b = (by_name[distinct[k]][0] if distinct[k] in by_name else None for k in (i, j))
-        if probes is not None and (None in (a, b) or resolver.find(a) != resolver.find(b)):
+        if probes is not None and (distinct[i], distinct[j]) in probes:
             probes[distinct[i], distinct[j]] = (resolver.probe(a), resolver.probe(b))
         if a is not None and b is not None:
             resolver.edge(a, b, score, "fuzzy", distinct[i], distinct[j])

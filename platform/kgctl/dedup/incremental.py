@@ -227,15 +227,23 @@ class State:
         """Cluster the subset and replace the results of its parts (`old`; `was`: each
         profile's part before)."""
         sig_of = {m.iri: sig for sig, m in subset}
-        names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
-        self._values("names", names)
+        node: dict[str, tuple[str, str]] = {}  # name: (rep, sig) of the first profile with it
+        for sig, m in subset:
+            for n in json.loads(sig)[0]:
+                node[n] = min(node.get(n, (m.iri, sig)), (m.iri, sig))
+        self._values("names", node)
         pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
                                  "FROM names) OR b IN (SELECT v FROM names)").fetchall()
-        probes: dict[tuple[str, str], tuple] = {}
+        part = self._parts(subset, pairs)
+        cross = {}  # (name, name): (score, part, part) of the pairs across parts (None: untouched)
+        for score, a, b in pairs:
+            pa, pb = (part[node[n][1]] if n in node else None for n in (a, b))
+            if pa != pb:
+                cross[a, b] = score, pa, pb
+        probes = dict.fromkeys(cross)
         result = cluster([m for _, m in subset], self.t, fuzzy=pairs, probes=probes,
                          accept=[p for p in self.accept if set(p) <= sig_of.keys()],
                          reject=[p for p in self.reject if set(p) <= sig_of.keys()])
-        part = self._parts(subset, pairs)
         self._values("old", old)
         sql = self.con.execute
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
@@ -259,24 +267,18 @@ class State:
                     for kind, items in (("decision", result.decisions), ("grey", result.grey),
                                         ("refused", result.refused))
                     for p in items]
-        outcomes += self._across(subset, part, pairs, probes)
+        outcomes += self._across(node, part, cross, probes)
         if outcomes:
             insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
 
-    def _across(self, subset: list[tuple[str, Mention]], part: dict[str, str],
-                pairs: list[tuple], probes: dict[tuple[str, str], tuple]) -> list[tuple]:
+    def _across(self, node: dict[str, tuple[str, str]], part: dict[str, str],
+                cross: dict[tuple[str, str], tuple], probes: dict[tuple[str, str], tuple]
+                ) -> list[tuple]:
         """Keep the probes of the subset's sides of fuzzy pairs across parts; returns the review
         pairs among those whose other side is an untouched part, decided from its kept probe
         (parts never influence each other, so it still holds)."""
-        node: dict[str, tuple[str, str]] = {}  # name: (rep, sig) of the first profile with it
-        for sig, m in subset:
-            for n in json.loads(sig)[0]:
-                node[n] = min(node.get(n, (m.iri, sig)), (m.iri, sig))
         rows, outside = [], []
-        for score, a, b in pairs:
-            pa, pb = (part[node[n][1]] if n in node else None for n in (a, b))
-            if pa == pb:
-                continue
+        for (a, b), (score, pa, pb) in cross.items():
             rows += [(a, b, n, p, node[n][1], node[n][0], json.dumps(keys))
                      for n, p, keys in zip((a, b), (pa, pb), probes[a, b], strict=True) if p]
             if pa is None or pb is None:
