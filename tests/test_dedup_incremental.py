@@ -5,12 +5,13 @@ blocks large enough to be sliced; `kgctl dedup --state` writes what a full run w
 from __future__ import annotations
 
 import random
+from itertools import product
 
 import pytest
 from test_dedup_engines import generated
 from test_dedup_job import add_chemical, links
 
-from kgctl.dedup.cluster import MAX_BLOCK, Mention, Thresholds, _blocks, cluster
+from kgctl.dedup.cluster import MAX_BLOCK, Mention, Thresholds, _blocks, cluster, starts_slice
 from kgctl.dedup.incremental import State
 from kgctl.dedup.job import DEDUP_PROVENANCE, run
 from kgctl.dedup.spec import pack_specs
@@ -133,3 +134,26 @@ def test_a_mention_of_a_kept_profile_reclusters_its_part_only_if_it_reorders_it(
     # p4 joins p2's profile (a larger IRI: nothing to redo); p1 becomes the first IRI of p3's
     # profile, which now comes first: the refused merge names it, its part is clustered again
     assert redone == [3, 0, 2]
+
+
+def test_a_review_pair_cut_apart_by_a_new_slice_goes_without_reclustering_its_parts():
+    rng = random.Random(3)
+    bulk = sorted({"1,1-kappa" + "".join(rng.choice("abcdefghij") for _ in range(9)) + "oxide"
+                   for _ in range(MAX_BLOCK + 100)})  # both blocks of every name are sliced
+    twins = ["1,2-kappammmmmmmmmoxide", "1,3-kappammmmmmmmmoxide"]  # a review pair
+    cut = next(n for n in ("1,2-kappa" + "".join(p) + "oxide" for p in product("nopqrst", repeat=5))
+               if starts_slice(n))  # a new slice between the twins: their pair is gone
+
+    def m(i, name):
+        return Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(name,))
+
+    old = [m(i, n) for i, n in enumerate(bulk + twins)]
+    new = [m(len(old), cut)]
+    t = Thresholds()
+    assert any("mmm" in p.evidence for p in cluster(old, t).grey)
+    full = cluster(old + new, t)
+    assert not any("mmm" in p.evidence for p in full.grey)
+    with State(None, t) as state:
+        state.add(old)
+        assert state.add(new) == 1
+        assert ordered(state.result()) == ordered(full)

@@ -78,6 +78,7 @@ class State:
                  accept: Iterable[tuple[str, str]] = (), reject: Iterable[tuple[str, str]] = ()):
         self.t = thresholds
         self.accept, self.reject = sorted(accept), sorted(reject)
+        self.reviewed = {i for pair in self.accept + self.reject for i in pair}
         self.con = duckdb.connect(":memory:" if path is None else str(path))
         self.con.execute(TABLES)
         setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject])
@@ -122,8 +123,11 @@ class State:
             names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
         news = self._append(groups, names)
-        changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
-                   else set())
+        found, gone = (rescore(self.con, fresh, self.t.review)
+                       if self.t.name_scope == "global" else (set(), set()))
+        # a pair that merges is evidence; one that does not only yields its review pair
+        self._forget({p for p in gone if not self._merges(*p)})
+        changed = {n for a, b, s in found | {p for p in gone if self._merges(*p)} for n in (a, b)}
         touched = self._touched({sig: names[sig] for sig in news}, changed)
         subset, was = self._mentions(touched, [r for r in news.values() if r[4] is None])
         if subset:
@@ -141,14 +145,13 @@ class State:
         earlier = {row[0]: row for row in self.con.execute(
             "SELECT sig, rep, paper, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
         ).fetchall()}
-        reviewed = {i for pair in self.accept + self.reject for i in pair}
         news, rows = {}, []
         for sig, ms in groups.items():
             first = min(ms, key=lambda m: m.iri)
             _, rep, paper, labels, part = earlier.get(sig, (sig, first.iri, first.paper, [], None))
             row = (sig, *min((rep, paper), (first.iri, first.paper)),
                    sorted(set(labels).union(*(m.labels for m in ms))), part)
-            if sig not in earlier or first.iri < rep or any(m.iri in reviewed for m in ms):
+            if sig not in earlier or first.iri < rep or any(m.iri in self.reviewed for m in ms):
                 news[sig] = row
             if sig in earlier and row != earlier[sig]:
                 rows.append(row)
@@ -167,6 +170,21 @@ class State:
         if rows:
             insert(self.con, "mkey", columns(rows, "sig kv"))
         return news
+
+    def _merges(self, a: str, b: str, score: float) -> bool:
+        return score >= self.t.merge and locant_signature(a) == locant_signature(b)
+
+    def _forget(self, gone: set[tuple[str, str, float]]) -> None:
+        """Fuzzy pairs found in no slice any more that could not merge: they never changed a
+        cluster, so only their review pair and probes go."""
+        if gone:
+            self.con.register("gone", columns(sorted(gone), "a b score"))
+            self.con.execute("DELETE FROM probe USING gone WHERE (probe.a, probe.b) = "
+                             "(gone.a, gone.b)")
+            self._values("evidence", {f"{a!r} ~ {b!r}" for a, b, _ in gone})
+            self.con.execute("DELETE FROM outcome WHERE method = 'fuzzy' AND kind = 'grey' AND "
+                             "evidence IN (SELECT v FROM evidence)")
+            self.con.unregister("gone")
 
     def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
         """Names of the new mentions that earlier mentions have too."""
@@ -210,9 +228,8 @@ class State:
         self._values("parts", parts)
         rows = self.con.execute("SELECT sig, rep, paper, labels, part FROM profile WHERE "
                                 "part IN (SELECT v FROM parts)").fetchall() + new
-        reviewed = {i for pair in self.accept + self.reject for i in pair}
-        if reviewed:
-            self._values("reviewed", reviewed)
+        if self.reviewed:
+            self._values("reviewed", self.reviewed)
             row = {r[0]: r for r in rows}
             rows += [(sig, iri, paper, *row[sig][3:]) for iri, sig, paper in self.con.execute(
                 "SELECT iri, sig, paper FROM mention WHERE iri IN (SELECT v FROM reviewed)"
@@ -249,10 +266,8 @@ class State:
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
         sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
         sql("DELETE FROM probe WHERE part IN (SELECT v FROM old)")
-        rows: dict[str, tuple] = {}  # the new profiles, by their first mention
-        for sig, m in subset:
-            if was[sig] is None:
-                rows.setdefault(sig, (sig, m.iri, m.paper, list(m.labels), part[sig]))
+        rows = {sig: (sig, m.iri, m.paper, list(m.labels), part[sig])  # new, by first mention
+                for sig, m in reversed(subset) if was[sig] is None}
         insert(self.con, "profile", columns(sorted(rows.values()), "sig rep paper labels part"))
         moved = [(sig, p) for sig, p in sorted(part.items()) if was[sig] not in (None, p)]
         if moved:
@@ -336,7 +351,7 @@ class State:
                 union(first.setdefault(atom, m.iri), m.iri)
         by_name = {atom[1]: iri for atom, iri in first.items() if atom[0] == "name"}
         for score, a, b in pairs:
-            if score >= self.t.merge and locant_signature(a) == locant_signature(b):
+            if self._merges(a, b, score):
                 union(by_name[a], by_name[b])
         for a, b in self.accept:
             if a in parent and b in parent:

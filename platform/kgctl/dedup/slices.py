@@ -19,11 +19,12 @@ from kgctl.dedup.cluster import MAX_BLOCK, block_keys, block_scores, starts_slic
 from kgctl.dedup.tables import columns, insert, objects
 
 
-def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> set[str]:
-    """Put fresh names in their blocks and re-score the slices they change; returns the names
-    of pairs that appeared or disappeared."""
+def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float
+            ) -> tuple[set[tuple], set[tuple]]:
+    """Put fresh names in their blocks and re-score the slices they change; returns the pairs
+    (name, name, score) that appeared in a slice, and those found in no slice any more."""
     if not fresh:
-        return set()
+        return set(), set()
     rows = [(key, n, starts_slice(n)) for n in fresh for key in block_keys(n)]
     keys = sorted({r[0] for r in rows})
     con.register("new_blocks", {"v": objects(keys)})
@@ -91,8 +92,13 @@ def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> 
                          if queries[r] != names[c]})
     if found:
         insert(con, "fpair", columns(found, "bkey label a b score"))
-    diff = gone ^ {(a, b, s) for *_, a, b, s in found}
-    return {n for a, b, _ in diff for n in (a, b)}
+    found = {(a, b, s) for *_, a, b, s in found}
+    con.register("gone", columns(sorted(gone - found), "a b score"))
+    kept = set(con.execute("SELECT DISTINCT a, b, score FROM fpair JOIN gone USING (a, b, score)"
+                           ).fetchall())  # still in a slice of another block
+    con.unregister("gone")
+    return found - gone, gone - found - kept
+
 
 def _names(con: duckdb.DuckDBPyConnection, slices: set[tuple[str, str]]
            ) -> list[tuple[str, str, list[str]]]:
