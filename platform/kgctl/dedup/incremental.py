@@ -51,6 +51,7 @@ from kgctl.dedup.keys import locant_signature
 from kgctl.dedup.slices import rescore
 from kgctl.dedup.tables import columns, insert, objects
 
+LAYOUT = 2  # of the tables: a state kept in another layout (before probes: none) is refused
 TABLES = """
 CREATE TABLE IF NOT EXISTS setting (v VARCHAR);
 CREATE TABLE IF NOT EXISTS seen (paper VARCHAR);
@@ -81,13 +82,14 @@ class State:
         self.reviewed = {i for pair in self.accept + self.reject for i in pair}
         self.con = duckdb.connect(":memory:" if path is None else str(path))
         self.con.execute(TABLES)
-        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject])
+        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject, LAYOUT])
         kept = self.con.execute("SELECT v FROM setting").fetchall()
         if not kept:
             self.con.execute("INSERT INTO setting VALUES (?)", [setting])
         elif kept[0][0] != json.dumps(json.loads(setting)):
             self.con.close()
-            raise ValueError(f"{path}: kept for other thresholds or reviews: build a new state")
+            raise ValueError(f"{path}: kept for other thresholds or reviews, or by another "
+                             f"version: build a new state")
 
     def __enter__(self) -> State:
         return self
