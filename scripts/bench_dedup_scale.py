@@ -8,7 +8,8 @@
         (another process) and prints its time, peak RSS and memory_limit
     python scripts/bench_dedup_scale.py incremental --existing 100000,1000000 --new 1000,4000
         k new mentions clustered into a kept state of N earlier ones (kgctl.dedup.incremental):
-        time per N and k, and the ratios (--per-entity 10: a vocabulary growing with N)
+        time per N and k (the median of --repeat adds), and the ratios (--per-entity 10: a
+        vocabulary growing with N)
     python scripts/bench_dedup_scale.py canonical --existing 1000000
         the time to assign canonical IRIs to new clusters against existing links, per new count
     python scripts/bench_dedup_scale.py distributed --mentions 1000000 --vocab 100000
@@ -195,6 +196,7 @@ def incremental(args) -> None:
     sizes = [int(n) for n in args.existing.split(",")]
     news = [int(k) for k in args.new.split(",")]
     times: dict[tuple[int, int], float] = {}
+    redone: dict[tuple[int, int], int] = {}
     for n in sizes:
         vocab = n // args.per_entity if args.per_entity else args.vocab
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
@@ -209,18 +211,24 @@ def incremental(args) -> None:
                       f"{largest} profiles", flush=True)
                 start = n
                 for k in news:
-                    new = mentions(k, vocab, args.papers, start)
-                    start += k
-                    t0 = time.perf_counter()
-                    redone = state.add(new)
-                    times[n, k] = time.perf_counter() - t0
-                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone} profiles "
-                          f"re-clustered)", flush=True)
+                    runs = []  # (time, profiles) of each add of k other mentions
+                    for _ in range(args.repeat):
+                        new = mentions(k, vocab, args.papers, start)
+                        start += k
+                        t0 = time.perf_counter()
+                        redone_k = state.add(new)
+                        runs.append((time.perf_counter() - t0, redone_k))
+                    times[n, k] = sorted(t for t, _ in runs)[len(runs) // 2]
+                    redone[n, k] = sorted(r for _, r in runs)[len(runs) // 2]
+                    print(f"  +{k} new mentions: {times[n, k]:.2f} s ({redone[n, k]} profiles "
+                          f"re-clustered), the median of "
+                          f"{', '.join(f'{t:.2f} s ({r})' for t, r in runs)}", flush=True)
     for k in news:
-        print(f"{k} new mentions: {times[sizes[-1], k]:.2f} s against {sizes[-1]} existing, "
-              f"{times[sizes[0], k]:.2f} s against {sizes[0]}: ratio "
-              f"{times[sizes[-1], k] / times[sizes[0], k]:.2f} for {sizes[-1] / sizes[0]:.0f}x "
-              f"the corpus")
+        for n in sizes[1:]:
+            a, b = (n, k), (sizes[0], k)
+            print(f"{k} new mentions: {times[a]:.2f} s against {n} existing, {times[b]:.2f} s "
+                  f"against {sizes[0]}: ratio {times[a] / times[b]:.2f} for {n / sizes[0]:.0f}x "
+                  f"the corpus (profiles re-clustered: ratio {redone[a] / redone[b]:.2f})")
     for n in sizes:
         ratio = times[n, news[-1]] / times[n, news[0]]
         print(f"against {n}: {news[-1]} new mentions take {ratio:.2f}x the time of {news[0]} "
@@ -331,6 +339,8 @@ def main() -> None:
     parser.add_argument("--existing", default="100000,1000000",
                         help="incremental: sizes of the kept corpus; canonical: the last")
     parser.add_argument("--new", default="1000,4000", help="incremental: new mentions added")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="incremental: adds of k new mentions per size (the median is kept)")
     parser.add_argument("--per-entity", type=int, default=0,
                         help="incremental: a vocabulary of N / this for each corpus size N "
                              "(default: --vocab for all)")

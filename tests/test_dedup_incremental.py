@@ -5,12 +5,13 @@ blocks large enough to be sliced; `kgctl dedup --state` writes what a full run w
 from __future__ import annotations
 
 import random
+from itertools import product
 
 import pytest
 from test_dedup_engines import generated
 from test_dedup_job import add_chemical, links
 
-from kgctl.dedup.cluster import MAX_BLOCK, Mention, Thresholds, _blocks, cluster
+from kgctl.dedup.cluster import MAX_BLOCK, Mention, Thresholds, _blocks, cluster, starts_slice
 from kgctl.dedup.incremental import State
 from kgctl.dedup.job import DEDUP_PROVENANCE, run
 from kgctl.dedup.spec import pack_specs
@@ -92,3 +93,67 @@ def test_the_job_with_a_kept_state_writes_what_a_full_run_writes(tmp_path):
     assert (kept_links, kept_provenance) == (links(store), provenance(store))
     store.drop("p2")  # a paper gone: the state is built again
     assert run(store, specs, state=state) == run(store, specs)
+
+
+@pytest.mark.parametrize("there,here", [("2", "3"), ("3", "2")])  # the untouched name first, last
+@pytest.mark.parametrize("key,reject,grey", [("A", False, 2), ("B", False, 1), ("A", True, 1)])
+def test_a_review_pair_to_an_untouched_part_is_decided_from_its_kept_probe(there, here, key,
+                                                                           reject, grey):
+    """An untouched part U (a name without keys, merged with a spelling that carries f=A after
+    the review pair's turn) and a touched part T (another locant, gaining a mention with
+    f=key): each pair U~T is decided from U's conflict keys at its turn, as one run does."""
+    name = "1,{}-dichlorobenzenecarboxylic acid methyl ester".format
+    spelt = "1,{}-dichlorobenzencarboxylic acid methyl est".format
+
+    def m(i, label, keys=()):
+        return Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(label,), keys=keys)
+
+    old = [m(1, name(there)), m(2, spelt(there), (("f", "A"),)), m(3, name(here)),
+           m(5, "zinc oxide")]
+    new = [m(4, name(here), (("f", key),))]
+    t = Thresholds(conflict_keys=("f",))
+    reviews = {"reject": [("p2#c", "p3#c")] if reject else []}
+    full = cluster(old + new, t, **reviews)
+    assert len(full.grey) == grey and len(full.clusters) == 3
+    with State(None, t, **reviews) as state:
+        state.add(old)
+        redone = state.add(new)  # T's two profiles, not U's
+        assert ordered(state.result()) == ordered(full)
+    assert redone == 2
+
+
+def test_a_mention_of_a_kept_profile_reclusters_its_part_only_if_it_reorders_it():
+    t = Thresholds(conflict_keys=("f",))
+    ms = [Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(label,), keys=(("f", f),))
+          for i, label, f in [(2, "copper nitrate", "A"), (3, "copper nitrate", "B"),
+                              (5, "zinc oxide", "C"), (4, "copper nitrate", "A"),
+                              (1, "Copper  nitrate", "B")]]
+    with State(None, t) as state:
+        redone = [state.add(batch) for batch in (ms[:3], ms[3:4], ms[4:])]
+        assert ordered(state.result()) == ordered(cluster(ms, t))
+    # p4 joins p2's profile (a larger IRI: nothing to redo); p1 becomes the first IRI of p3's
+    # profile, which now comes first: the refused merge names it, its part is clustered again
+    assert redone == [3, 0, 2]
+
+
+def test_a_review_pair_cut_apart_by_a_new_slice_goes_without_reclustering_its_parts():
+    rng = random.Random(3)
+    bulk = sorted({"1,1-kappa" + "".join(rng.choice("abcdefghij") for _ in range(9)) + "oxide"
+                   for _ in range(MAX_BLOCK + 100)})  # both blocks of every name are sliced
+    twins = ["1,2-kappammmmmmmmmoxide", "1,3-kappammmmmmmmmoxide"]  # a review pair
+    cut = next(n for n in ("1,2-kappa" + "".join(p) + "oxide" for p in product("nopqrst", repeat=5))
+               if starts_slice(n))  # a new slice between the twins: their pair is gone
+
+    def m(i, name):
+        return Mention(iri=f"p{i}#c", paper=f"p{i}", labels=(name,))
+
+    old = [m(i, n) for i, n in enumerate(bulk + twins)]
+    new = [m(len(old), cut)]
+    t = Thresholds()
+    assert any("mmm" in p.evidence for p in cluster(old, t).grey)
+    full = cluster(old + new, t)
+    assert not any("mmm" in p.evidence for p in full.grey)
+    with State(None, t) as state:
+        state.add(old)
+        assert state.add(new) == 1
+        assert ordered(state.result()) == ordered(full)

@@ -129,6 +129,12 @@ class Resolver:
         return clash(self.keys[self.find(a)], self.keys[self.find(b)],
                      self.thresholds.conflict_keys)
 
+    def probe(self, node: int | None) -> dict[str, list[str]] | None:
+        """The conflict-key values of a node's component now, sorted (None for None)."""
+        if node is None:
+            return None
+        return {kind: sorted(values) for kind, values in self.keys[self.find(node)].items()}
+
     def _union(self, a: int, b: int) -> None:
         ra, rb = sorted((self.find(a), self.find(b)))
         self.parent[rb] = ra
@@ -246,9 +252,13 @@ def cluster(
     accept: Iterable[tuple[str, str]] = (),
     reject: Iterable[tuple[str, str]] = (),
     fuzzy: Iterable[tuple[float, str, str]] | None = None,
+    probes: dict[tuple[str, str], tuple | None] | None = None,
 ) -> Result:
     """Cluster mentions in memory. `accept`/`reject` are reviewed pairs (IRI, IRI) from a
-    person; `fuzzy`: the scored name pairs (score, name, later name) if found beforehand."""
+    person; `fuzzy`: the scored name pairs (score, name, later name) if found beforehand (a pair
+    with one name not among these mentions is only probed). `probes`: fuzzy pairs (name, later
+    name) whose value is set to the conflict keys of both sides' components at the pair's turn
+    (None for a name not among these mentions)."""
     groups, name_sets = _profiles(mentions, thresholds.name_scope)
     profile_of = {m.iri: i for i, g in enumerate(groups) for m in g}
     rejected = {frozenset((profile_of.get(a), profile_of.get(b))) for a, b in reject}
@@ -282,11 +292,16 @@ def cluster(
     elif fuzzy is None:
         pairs = _fuzzy_pairs(distinct, thresholds.review)
     else:
+        fuzzy = [(score, a, b) for score, a, b in fuzzy if a in by_name or b in by_name]
+        distinct = sorted(by_name.keys() | {n for _, a, b in fuzzy for n in (a, b)})
         nid = {name: i for i, name in enumerate(distinct)}
-        pairs = [(score, nid[a], nid[b]) for score, a, b in fuzzy if a in nid and b in nid]
+        pairs = [(score, nid[a], nid[b]) for score, a, b in fuzzy]
     for score, i, j in sorted(pairs, key=lambda t: (-t[0], t[1], t[2])):
-        resolver.edge(by_name[distinct[i]][0], by_name[distinct[j]][0], score, "fuzzy",
-                      distinct[i], distinct[j])
+        a, b = (by_name[distinct[k]][0] if distinct[k] in by_name else None for k in (i, j))
+        if probes is not None and (distinct[i], distinct[j]) in probes:
+            probes[distinct[i], distinct[j]] = (resolver.probe(a), resolver.probe(b))
+        if a is not None and b is not None:
+            resolver.edge(a, b, score, "fuzzy", distinct[i], distinct[j])
     # 4. read out the components
     components: dict[int, list[int]] = defaultdict(list)
     for i in range(len(groups)):

@@ -4,12 +4,16 @@ corpus.
 
 A *part* is a connected component of the evidence that can merge (a shared profile, merge key or
 name, a review acceptance, fuzzy names at the merge threshold with the same locants). Parts never
-influence each other's clusters, so new mentions re-cluster only the parts they touch, with the
+influence each other's clusters, so new evidence re-clusters only the parts it touches, with the
 in-memory engine over those parts' profiles: same evidence, same order, hence the same clusters
-and decisions as clustering everything again. Fuzzy pairs are kept per block slice; a new name
-re-scores only the slices it changes (`kgctl.dedup.slices`). Review pairs across parts depend on
-both sides, so the parts sharing a fuzzy pair with a touched part are re-clustered too (their
-own results do not change). Removing mentions is not incremental: build a new state.
+and decisions as clustering everything again. A new mention of a kept profile is no evidence
+unless its IRI comes first (profiles are ordered by their first IRI) or a review names it. Fuzzy
+pairs are kept per block slice; a new name re-scores only the slices it changes
+(`kgctl.dedup.slices`). A fuzzy pair across parts never merges: it goes to review unless the
+two sides' conflict keys clash at its turn, so each side's keys then (a *probe*, keyed by the
+pair's two names) are kept when its part is clustered, and a pair from a touched part to an
+untouched one is decided with the untouched side's kept probe. Removing mentions is not
+incremental: build a new state.
 
 >>> from kgctl.dedup.cluster import cluster
 >>> ms = [Mention(iri=f"p{i}#x", paper=f"p{i}", labels=(name,), keys=keys) for i, (name, keys)
@@ -39,6 +43,7 @@ from kgctl.dedup.cluster import (
     Pair,
     Result,
     Thresholds,
+    clash,
     cluster,
     profile_names,
 )
@@ -46,6 +51,7 @@ from kgctl.dedup.keys import locant_signature
 from kgctl.dedup.slices import rescore
 from kgctl.dedup.tables import columns, insert, objects
 
+LAYOUT = 2  # of the tables: a state kept in another layout (before probes: none) is refused
 TABLES = """
 CREATE TABLE IF NOT EXISTS setting (v VARCHAR);
 CREATE TABLE IF NOT EXISTS seen (paper VARCHAR);
@@ -58,6 +64,8 @@ CREATE TABLE IF NOT EXISTS bname (bkey VARCHAR, name VARCHAR, cut BOOLEAN, label
 CREATE TABLE IF NOT EXISTS fpair (bkey VARCHAR, label VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE);
 CREATE TABLE IF NOT EXISTS member (part VARCHAR, sig VARCHAR, cluster VARCHAR);
+CREATE TABLE IF NOT EXISTS probe (a VARCHAR, b VARCHAR, name VARCHAR, part VARCHAR,
+    sig VARCHAR, rep VARCHAR, keys VARCHAR);
 CREATE TABLE IF NOT EXISTS outcome (pa VARCHAR, pb VARCHAR, kind VARCHAR, a VARCHAR, b VARCHAR,
     score DOUBLE, method VARCHAR, evidence VARCHAR);
 """
@@ -71,15 +79,17 @@ class State:
                  accept: Iterable[tuple[str, str]] = (), reject: Iterable[tuple[str, str]] = ()):
         self.t = thresholds
         self.accept, self.reject = sorted(accept), sorted(reject)
+        self.reviewed = {i for pair in self.accept + self.reject for i in pair}
         self.con = duckdb.connect(":memory:" if path is None else str(path))
         self.con.execute(TABLES)
-        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject])
+        setting = json.dumps([thresholds.model_dump(mode="json"), self.accept, self.reject, LAYOUT])
         kept = self.con.execute("SELECT v FROM setting").fetchall()
         if not kept:
             self.con.execute("INSERT INTO setting VALUES (?)", [setting])
         elif kept[0][0] != json.dumps(json.loads(setting)):
             self.con.close()
-            raise ValueError(f"{path}: kept for other thresholds or reviews: build a new state")
+            raise ValueError(f"{path}: kept for other thresholds or reviews, or by another "
+                             f"version: build a new state")
 
     def __enter__(self) -> State:
         return self
@@ -114,30 +124,43 @@ class State:
             groups[sig].append(m)
             names[sig] = found
         fresh = sorted(set().union(*names.values()) - self._known(names))
-        self._append(groups, names)
-        changed = (rescore(self.con, fresh, self.t.review) if self.t.name_scope == "global"
-                   else set())
-        touched = self._touched(groups, names, changed)
-        ring = self._ring(touched, list(groups))
-        subset = self._mentions(touched | ring, list(groups))
-        self._recluster(subset, ring)
+        news = self._append(groups, names)
+        found, gone = (rescore(self.con, fresh, self.t.review)
+                       if self.t.name_scope == "global" else (set(), set()))
+        # a pair that merges is evidence; one that does not only yields its review pair
+        self._forget({p for p in gone if not self._merges(*p)})
+        changed = {n for a, b, s in found | {p for p in gone if self._merges(*p)} for n in (a, b)}
+        touched = self._touched({sig: names[sig] for sig in news}, changed)
+        subset, was = self._mentions(touched, [r for r in news.values() if r[4] is None])
+        if subset:
+            self._recluster(subset, touched, was)
         return len(subset)
 
-    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]) -> None:
-        """New mentions, their new profiles; an earlier profile takes their labels (and their
-        IRI if smaller)."""
+    def _append(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]]
+                ) -> dict[str, tuple]:
+        """New mentions; an earlier profile takes their labels (and their IRI if smaller).
+        Returns the rows (sig, rep, paper, labels, part) of the profiles that are new evidence:
+        new ones (written once clustered), and earlier ones that take an IRI (which orders the
+        profiles) or gain a mention named in a review. Another earlier profile only gains
+        members: its part's clusters and decisions stay."""
         self._values("sigs", groups)
-        earlier = {sig: (r, labels, part) for sig, r, labels, part in self.con.execute(
-            "SELECT sig, rep, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
+        earlier = {row[0]: row for row in self.con.execute(
+            "SELECT sig, rep, paper, labels, part FROM profile WHERE sig IN (SELECT v FROM sigs)"
         ).fetchall()}
-        self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
-        rows = []
+        news, rows = {}, []
         for sig, ms in groups.items():
             first = min(ms, key=lambda m: m.iri)
-            r, labels, part = earlier.get(sig, (first.iri, [], None))
-            labels = sorted(set(labels).union(*(m.labels for m in ms)))
-            rows.append((sig, min(r, first.iri), first.paper, labels, part))
-        insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
+            _, rep, paper, labels, part = earlier.get(sig, (sig, first.iri, first.paper, [], None))
+            row = (sig, *min((rep, paper), (first.iri, first.paper)),
+                   sorted(set(labels).union(*(m.labels for m in ms))), part)
+            if sig not in earlier or first.iri < rep or any(m.iri in self.reviewed for m in ms):
+                news[sig] = row
+            if sig in earlier and row != earlier[sig]:
+                rows.append(row)
+        if rows:
+            self._values("sigs", [r[0] for r in rows])
+            self.con.execute("DELETE FROM profile WHERE sig IN (SELECT v FROM sigs)")
+            insert(self.con, "profile", columns(rows, "sig rep paper labels part"))
         insert(self.con, "mention", columns([(m.iri, sig, m.paper) for sig, ms in groups.items()
                                              for m in ms], "iri sig paper"))
         new = [sig for sig in groups if sig not in earlier]
@@ -148,6 +171,22 @@ class State:
                 if kv[0] in self.t.merge_keys]
         if rows:
             insert(self.con, "mkey", columns(rows, "sig kv"))
+        return news
+
+    def _merges(self, a: str, b: str, score: float) -> bool:
+        return score >= self.t.merge and locant_signature(a) == locant_signature(b)
+
+    def _forget(self, gone: set[tuple[str, str, float]]) -> None:
+        """Fuzzy pairs found in no slice any more that could not merge: they never changed a
+        cluster, so only their review pair and probes go."""
+        if gone:
+            self.con.register("gone", columns(sorted(gone), "a b score"))
+            self.con.execute("DELETE FROM probe USING gone WHERE (probe.a, probe.b) = "
+                             "(gone.a, gone.b)")
+            self._values("evidence", {f"{a!r} ~ {b!r}" for a, b, _ in gone})
+            self.con.execute("DELETE FROM outcome WHERE method = 'fuzzy' AND kind = 'grey' AND "
+                             "evidence IN (SELECT v FROM evidence)")
+            self.con.unregister("gone")
 
     def _known(self, names: dict[str, frozenset[str]]) -> set[str]:
         """Names of the new mentions that earlier mentions have too."""
@@ -155,23 +194,21 @@ class State:
         return {n for (n,) in self.con.execute(
             "SELECT DISTINCT name FROM mname WHERE name IN (SELECT v FROM new_names)").fetchall()}
 
-    def _touched(self, groups: dict[str, list[Mention]], names: dict[str, frozenset[str]],
-                 changed: set[str]) -> set[str]:
+    def _touched(self, news: dict[str, frozenset[str]], changed: set[str]) -> set[str]:
         """Earlier parts sharing a profile, name, merge key or changed fuzzy pair with the new
-        mentions, or linked to those by a review acceptance."""
-        self._values("sigs", groups)
-        self._values("hit", changed | set().union(*names.values()))
-        self._values("kvs", {json.dumps(kv) for sig in groups for kv in json.loads(sig)[1]
+        evidence, or linked to those by a review acceptance."""
+        self._values("sigs", news)
+        self._values("hit", changed | set().union(*news.values()))
+        self._values("kvs", {json.dumps(kv) for sig in news for kv in json.loads(sig)[1]
                              if kv[0] in self.t.merge_keys})
         parts = {p for (p,) in self.con.execute("""SELECT DISTINCT part FROM profile WHERE
-            part IS NOT NULL AND (sig IN (SELECT v FROM sigs) OR sig IN (SELECT sig FROM mname
-            WHERE name IN (SELECT v FROM hit)) OR sig IN (SELECT sig FROM mkey WHERE kv IN
-            (SELECT v FROM kvs)))""").fetchall()}
+            sig IN (SELECT v FROM sigs UNION SELECT sig FROM mname WHERE name IN (SELECT v FROM
+            hit) UNION SELECT sig FROM mkey WHERE kv IN (SELECT v FROM kvs))""").fetchall()}
         if not self.accept:
             return parts
         self._values("reviewed", {i for pair in self.accept for i in pair})
         part_of = dict(self.con.execute(
-            "SELECT iri, coalesce(part, '') FROM mention JOIN profile USING (sig) "
+            "SELECT iri, coalesce(part, '') FROM mention LEFT JOIN profile USING (sig) "
             "WHERE iri IN (SELECT v FROM reviewed)").fetchall())
         while True:  # acceptances join parts
             more = {part_of[b] for pair in self.accept for a, b in (pair, pair[::-1])
@@ -185,70 +222,113 @@ class State:
         """A one-column relation `name` (column v) to join with."""
         self.con.register(name, {"v": objects(sorted(values))})
 
-    def _ring(self, touched: set[str], new: list[str]) -> set[str]:
-        """Untouched parts with a fuzzy pair to a touched part or a new mention."""
-        if self.t.name_scope != "global":
-            return set()
-        self._values("parts", touched)
-        self._values("sigs", new)
-        return {p for (p,) in self.con.execute("""WITH n AS (SELECT DISTINCT name FROM mname
-            JOIN profile USING (sig) WHERE part IN (SELECT v FROM parts) OR sig IN
-            (SELECT v FROM sigs)),
-            o AS (SELECT b AS name FROM fpair JOIN n ON a = n.name UNION
-                  SELECT a FROM fpair JOIN n ON b = n.name)
-            SELECT DISTINCT part FROM profile JOIN mname USING (sig) JOIN o USING (name)
-            WHERE part IS NOT NULL""").fetchall()} - touched
-
-    def _mentions(self, parts: set[str], new: list[str]) -> list[tuple[str, Mention]]:
-        """(profile, mention) of the profiles in `parts` or `new`: each profile's first
-        mention, with the labels of all, and the mentions named in reviews."""
+    def _mentions(self, parts: set[str], new: list[tuple]
+                  ) -> tuple[list[tuple[str, Mention]], dict[str, str | None]]:
+        """(profile, mention) of the profiles in `parts` and the `new` ones: each profile's
+        first mention, with the labels of all, and the mentions named in reviews; and the part
+        of each profile (None: new)."""
         self._values("parts", parts)
-        self._values("sigs", new)
-        self._values("reviewed", {i for pair in self.accept + self.reject for i in pair})
-        return [(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
-                              keys=tuple(map(tuple, json.loads(sig)[1]))))
-                for sig, iri, paper, labels in self.con.execute("""
-                WITH p AS (SELECT * FROM profile WHERE part IN (SELECT v FROM parts)
-                           OR sig IN (SELECT v FROM sigs))
-                SELECT sig, rep, paper, labels FROM p UNION
-                SELECT sig, iri, mention.paper, labels FROM p JOIN mention USING (sig)
-                WHERE iri IN (SELECT v FROM reviewed) ORDER BY 2""").fetchall()]
+        rows = self.con.execute("SELECT sig, rep, paper, labels, part FROM profile WHERE "
+                                "part IN (SELECT v FROM parts)").fetchall() + new
+        if self.reviewed:
+            self._values("reviewed", self.reviewed)
+            row = {r[0]: r for r in rows}
+            rows += [(sig, iri, paper, *row[sig][3:]) for iri, sig, paper in self.con.execute(
+                "SELECT iri, sig, paper FROM mention WHERE iri IN (SELECT v FROM reviewed)"
+            ).fetchall() if sig in row and iri != row[sig][1]]
+        rows.sort(key=lambda r: r[1])
+        return ([(sig, Mention(iri=iri, paper=paper, labels=tuple(labels),
+                               keys=tuple(map(tuple, json.loads(sig)[1]))))
+                 for sig, iri, paper, labels, _ in rows], {r[0]: r[4] for r in rows})
 
-    def _recluster(self, subset: list[tuple[str, Mention]], ring: set[str]) -> None:
-        """Cluster the subset and replace the results of its parts, except the ring's."""
+    def _recluster(self, subset: list[tuple[str, Mention]], old: set[str],
+                   was: dict[str, str]) -> None:
+        """Cluster the subset and replace the results of its parts (`old`; `was`: each
+        profile's part before)."""
         sig_of = {m.iri: sig for sig, m in subset}
-        names = sorted({n for sig, _ in subset for n in json.loads(sig)[0]})
-        self._values("names", names)
+        node: dict[str, tuple[str, str]] = {}  # name: (rep, sig) of the first profile with it
+        for sig, m in subset:
+            for n in json.loads(sig)[0]:
+                node[n] = min(node.get(n, (m.iri, sig)), (m.iri, sig))
+        self._values("names", node)
         pairs = self.con.execute("SELECT DISTINCT score, a, b FROM fpair WHERE a IN (SELECT v "
-                                 "FROM names) AND b IN (SELECT v FROM names)").fetchall()
-        result = cluster([m for _, m in subset], self.t, fuzzy=pairs,
+                                 "FROM names) OR b IN (SELECT v FROM names)").fetchall()
+        part = self._parts(subset, pairs)
+        cross = {}  # (name, name): (score, part, part) of the pairs across parts (None: untouched)
+        for score, a, b in pairs:
+            pa, pb = (part[node[n][1]] if n in node else None for n in (a, b))
+            if pa != pb:
+                cross[a, b] = score, pa, pb
+        probes = dict.fromkeys(cross)
+        result = cluster([m for _, m in subset], self.t, fuzzy=pairs, probes=probes,
                          accept=[p for p in self.accept if set(p) <= sig_of.keys()],
                          reject=[p for p in self.reject if set(p) <= sig_of.keys()])
-        part = self._parts(subset, pairs)
-        self._values("sigs", set(sig_of.values()))
-        self._values("old", {p for (p,) in self.con.execute(
-            "SELECT DISTINCT part FROM profile WHERE sig IN (SELECT v FROM sigs)").fetchall()
-            if p is not None and p not in ring})
+        self._values("old", old)
         sql = self.con.execute
         sql("DELETE FROM member WHERE part IN (SELECT v FROM old)")
         sql("DELETE FROM outcome WHERE pa IN (SELECT v FROM old) OR pb IN (SELECT v FROM old)")
-        moved = [(sig, p) for sig, p in part.items() if p not in ring]
+        sql("DELETE FROM probe WHERE part IN (SELECT v FROM old)")
+        rows = {sig: (sig, m.iri, m.paper, list(m.labels), part[sig])  # new, by first mention
+                for sig, m in reversed(subset) if was[sig] is None}
+        insert(self.con, "profile", columns(sorted(rows.values()), "sig rep paper labels part"))
+        moved = [(sig, p) for sig, p in sorted(part.items()) if was[sig] not in (None, p)]
         if moved:
             self.con.register("moved", columns(moved, "sig part"))
             sql("UPDATE profile SET part = moved.part FROM moved WHERE profile.sig = moved.sig")
             self.con.unregister("moved")
         members = {(part[sig_of[m]], sig_of[m], c.members[0]) for c in result.clusters
-                   for m in c.members if part[sig_of[m]] not in ring}
-        if members:
-            insert(self.con, "member", columns(sorted(members), "part sig cluster"))
-        outcomes = [(pa, pb, kind, p.a, p.b, p.score, p.method, p.evidence)
+                   for m in c.members}
+        insert(self.con, "member", columns(sorted(members), "part sig cluster"))
+        outcomes = [(part[sig_of[p.a]], part[sig_of[p.b]], kind, p.a, p.b, p.score, p.method,
+                     p.evidence)
                     for kind, items in (("decision", result.decisions), ("grey", result.grey),
                                         ("refused", result.refused))
-                    for p in items
-                    for pa, pb in [(part[sig_of[p.a]], part[sig_of[p.b]])]
-                    if pa not in ring or pb not in ring]
+                    for p in items]
+        outcomes += self._across(node, part, cross, probes)
         if outcomes:
             insert(self.con, "outcome", columns(outcomes, "pa pb kind a b score method evidence"))
+
+    def _across(self, node: dict[str, tuple[str, str]], part: dict[str, str],
+                cross: dict[tuple[str, str], tuple], probes: dict[tuple[str, str], tuple]
+                ) -> list[tuple]:
+        """Keep the probes of the subset's sides of fuzzy pairs across parts; returns the review
+        pairs among those whose other side is an untouched part, decided from its kept probe
+        (parts never influence each other, so it still holds)."""
+        rows, outside = [], []
+        for (a, b), (score, pa, pb) in cross.items():
+            rows += [(a, b, n, p, node[n][1], node[n][0], json.dumps(keys))
+                     for n, p, keys in zip((a, b), (pa, pb), probes[a, b], strict=True) if p]
+            if pa is None or pb is None:
+                outside.append((a, b, b if pb is None else a, score))
+        kept = {}
+        if outside:
+            self.con.register("outside", columns(outside, "a b name score"))
+            kept = {(a, b): rest for a, b, *rest in self.con.execute(
+                "SELECT a, b, part, sig, rep, keys FROM probe JOIN outside USING (a, b, name)"
+            ).fetchall()}
+            self.con.unregister("outside")
+        if rows:
+            insert(self.con, "probe", columns(rows, "a b name part sig rep keys"))
+        rejected = self._rejected() if outside and self.reject else set()
+        out = []
+        for a, b, name, score in outside:
+            there, sig, rep, keys = kept[a, b]
+            here = node[b if name == a else a]
+            sides = [(there, sig, rep, json.loads(keys)),
+                     (part[here[1]], here[1], here[0], probes[a, b][name == a])]
+            if name == b:
+                sides.reverse()
+            (pa, sa, ra, ka), (pb, sb, rb, kb) = sides
+            if frozenset((sa, sb)) not in rejected and not clash(ka, kb, self.t.conflict_keys):
+                out.append((pa, pb, "grey", ra, rb, score, "fuzzy", f"{a!r} ~ {b!r}"))
+        return out
+
+    def _rejected(self) -> set[frozenset[str]]:
+        """The profiles (signatures) of each review rejection."""
+        self._values("reviewed", {i for pair in self.reject for i in pair})
+        sig = dict(self.con.execute("SELECT iri, sig FROM mention WHERE iri IN "
+                                    "(SELECT v FROM reviewed)").fetchall())
+        return {frozenset((sig.get(a), sig.get(b))) for a, b in self.reject}
 
     def _parts(self, subset: list[tuple[str, Mention]], pairs: list[tuple]) -> dict[str, str]:
         """Each profile's part, named by its smallest IRI."""
@@ -273,7 +353,7 @@ class State:
                 union(first.setdefault(atom, m.iri), m.iri)
         by_name = {atom[1]: iri for atom, iri in first.items() if atom[0] == "name"}
         for score, a, b in pairs:
-            if score >= self.t.merge and locant_signature(a) == locant_signature(b):
+            if self._merges(a, b, score):
                 union(by_name[a], by_name[b])
         for a, b in self.accept:
             if a in parent and b in parent:

@@ -19,17 +19,20 @@ from kgctl.dedup.cluster import MAX_BLOCK, block_keys, block_scores, starts_slic
 from kgctl.dedup.tables import columns, insert, objects
 
 
-def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> set[str]:
-    """Put fresh names in their blocks and re-score the slices they change; returns the names
-    of pairs that appeared or disappeared."""
+def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float
+            ) -> tuple[set[tuple], set[tuple]]:
+    """Put fresh names in their blocks and re-score the slices they change; returns the pairs
+    (name, name, score) that appeared in a slice, and those found in no slice any more."""
     if not fresh:
-        return set()
+        return set(), set()
     rows = [(key, n, starts_slice(n)) for n in fresh for key in block_keys(n)]
     keys = sorted({r[0] for r in rows})
     con.register("new_blocks", {"v": objects(keys)})
     sizes = dict(con.execute("SELECT bkey, count(*) FROM bname WHERE bkey IN (SELECT v "
                                   "FROM new_blocks) GROUP BY bkey").fetchall())
     insert(con, "bname", columns([(*r, "") for r in rows], "bkey name cut label"))
+    cuts_of = dict(con.execute("SELECT bkey, list(name ORDER BY name) FROM bname WHERE cut AND "
+                               "bkey IN (SELECT v FROM new_blocks) GROUP BY bkey").fetchall())
     added = defaultdict(list)
     for key, n, _ in rows:
         added[key].append(n)
@@ -50,9 +53,7 @@ def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> 
             new.update((key, lab) for (lab,) in con.execute(
                 "SELECT DISTINCT label FROM bname WHERE bkey = ?", [key]).fetchall())
         else:
-            cuts = [n for (n,) in con.execute(
-                "SELECT name FROM bname WHERE bkey = ? AND cut ORDER BY name", [key]
-            ).fetchall()]
+            cuts = cuts_of.get(key, [])
             olds = [c for c in cuts if c not in names]
             for n in sorted(names):
                 was = olds[bisect_right(olds, n) - 1] if olds and olds[0] <= n else ""
@@ -91,8 +92,13 @@ def rescore(con: duckdb.DuckDBPyConnection, fresh: list[str], cutoff: float) -> 
                          if queries[r] != names[c]})
     if found:
         insert(con, "fpair", columns(found, "bkey label a b score"))
-    diff = gone ^ {(a, b, s) for *_, a, b, s in found}
-    return {n for a, b, _ in diff for n in (a, b)}
+    found = {(a, b, s) for *_, a, b, s in found}
+    con.register("gone", columns(sorted(gone - found), "a b score"))
+    kept = set(con.execute("SELECT DISTINCT a, b, score FROM fpair JOIN gone USING (a, b, score)"
+                           ).fetchall())  # still in a slice of another block
+    con.unregister("gone")
+    return found - gone, gone - found - kept
+
 
 def _names(con: duckdb.DuckDBPyConnection, slices: set[tuple[str, str]]
            ) -> list[tuple[str, str, list[str]]]:
