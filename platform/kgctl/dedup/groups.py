@@ -63,9 +63,8 @@ def replay_part(steps: Iterable[Sequence], t: Thresholds,
         if side != 1:
             resolver.add(b, rep_b, keys_b)
         if side:
-            keys = resolver.keys[resolver.find(a if side == 1 else b)]
             yield "probe", (order[4], order[5], side,
-                            json.dumps({k: sorted(v) for k, v in keys.items()}, sort_keys=True))
+                            json.dumps(resolver.probe(a if side == 1 else b), sort_keys=True))
             continue
         resolver.edge(a, b, score, method, left, right)
         for kind, pairs in (("decision", resolver.decisions), ("grey", resolver.grey),
