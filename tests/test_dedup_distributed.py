@@ -12,8 +12,7 @@ import dask
 import pytest
 from click.testing import CliRunner
 from distributed import get_task_stream
-from test_dedup_engines import dedup_quads, generated
-from test_dedup_job import add_chemical, links
+from test_dedup_engines import dedup_by_cli, dedup_quads, generated
 
 from kgctl.cli import cli
 from kgctl.dedup import groups
@@ -58,27 +57,9 @@ def test_dask_workers_give_the_results_of_both_engines(client, monkeypatch):
 
 
 def test_cli_on_a_scheduler_writes_the_graphs_of_the_memory_engine(client, tmp_path):
-    written = {}
-    for engine, options in (("memory", ["--engine", "memory"]),
-                            ("dask", ["--scheduler", client.scheduler.address])):
-        path = tmp_path / engine
-        store = EmbeddedStore(path)
-        dmf = add_chemical(store, "p1", "dmf", "DMF", alt="N,N-dimethylformamide", formula="C3H7NO")
-        dmf2 = add_chemical(store, "p2", "dmf", "N, N-Dimethylformamide", formula="C3H7NO")
-        add_chemical(store, "p3", "x", "dimethylformamid", formula="C3H7NO")
-        cu3 = add_chemical(store, "p3", "cu", "copper nitrate", formula="Cu(NO3)2·3H2O")
-        cu6 = add_chemical(store, "p4", "cu", "copper nitrate", formula="Cu(NO3)2·6H2O")
-        store.close()
-        out = CliRunner().invoke(cli, ["dedup", "--store", str(path), *options,
-                                       "--review", str(tmp_path / f"{engine}.csv")])
-        assert out.exit_code == 0, out.output
-        store = EmbeddedStore(path)
-        written[engine] = (links(store), dedup_quads(store),
-                           (tmp_path / f"{engine}.csv").read_text())
-        store.close()
-    assert written["dask"] == written["memory"]
-    link = written["memory"][0]
-    assert link[dmf] == link[dmf2] and link[cu3] != link[cu6]
+    _, memory = dedup_by_cli(tmp_path, "memory", ["--engine", "memory"])
+    _, on_dask = dedup_by_cli(tmp_path, "dask", ["--scheduler", client.scheduler.address])
+    assert on_dask == memory
     with dask.config.set({"distributed.comm.timeouts.connect": "0.5s"}):
         out = CliRunner().invoke(cli, ["dedup", "--store", str(tmp_path / "dask"),
                                        "--scheduler", "tcp://127.0.0.1:9", "--review",
@@ -91,7 +72,7 @@ def test_cli_on_a_scheduler_writes_the_graphs_of_the_memory_engine(client, tmp_p
     assert out.exit_code == 2 and out.output.count("\n") == 1, out.output
     assert out.output.startswith("error: cannot reach the Dask scheduler tcp://[::1: ")
     store = EmbeddedStore(tmp_path / "dask")
-    assert dedup_quads(store) == written["dask"][1]  # nothing stored is lost
+    assert dedup_quads(store) == on_dask[1]  # nothing stored is lost
     store.close()
 
 

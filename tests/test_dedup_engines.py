@@ -84,28 +84,34 @@ def dedup_quads(store) -> list[str]:
                                        bindings={"g": g}))
 
 
-def test_cli_duckdb_engine_writes_the_same_graphs(tmp_path):
-    written = {}
-    for engine in ("memory", "duckdb"):
-        path = tmp_path / engine
-        store = EmbeddedStore(path)
-        dmf = add_chemical(store, "p1", "dmf", "DMF", alt="N,N-dimethylformamide", formula="C3H7NO")
-        dmf2 = add_chemical(store, "p2", "dmf", "N, N-Dimethylformamide", formula="C3H7NO")
-        add_chemical(store, "p3", "x", "dimethylformamid", formula="C3H7NO")
-        cu3 = add_chemical(store, "p3", "cu", "copper nitrate", formula="Cu(NO3)2·3H2O")
-        cu6 = add_chemical(store, "p4", "cu", "copper nitrate", formula="Cu(NO3)2·6H2O")
-        store.close()
-        out = CliRunner().invoke(cli, ["dedup", "--store", str(path), "--engine", engine,
-                                       "--review", str(tmp_path / f"{engine}.csv")])
-        assert out.exit_code == 0, out.output
-        assert "1 refused" in out.output
-        store = EmbeddedStore(path)
-        written[engine] = (links(store), dedup_quads(store),
-                           (tmp_path / f"{engine}.csv").read_text())
-        store.close()
-    assert written["duckdb"] == written["memory"]
-    link = written["memory"][0]
+def dedup_by_cli(tmp_path, name: str, options: list[str]) -> tuple[str, tuple]:
+    """`kgctl dedup <options>` on a small store (two spellings of DMF, two hydrates of copper
+    nitrate, which must stay apart): its output and what it wrote (links, dedup graphs, review
+    file)."""
+    path = tmp_path / name
+    store = EmbeddedStore(path)
+    dmf = add_chemical(store, "p1", "dmf", "DMF", alt="N,N-dimethylformamide", formula="C3H7NO")
+    dmf2 = add_chemical(store, "p2", "dmf", "N, N-Dimethylformamide", formula="C3H7NO")
+    add_chemical(store, "p3", "x", "dimethylformamid", formula="C3H7NO")
+    cu3 = add_chemical(store, "p3", "cu", "copper nitrate", formula="Cu(NO3)2·3H2O")
+    cu6 = add_chemical(store, "p4", "cu", "copper nitrate", formula="Cu(NO3)2·6H2O")
+    store.close()
+    out = CliRunner().invoke(cli, ["dedup", "--store", str(path), *options,
+                                   "--review", str(tmp_path / f"{name}.csv")])
+    assert out.exit_code == 0, out.output
+    store = EmbeddedStore(path)
+    written = (links(store), dedup_quads(store), (tmp_path / f"{name}.csv").read_text())
+    store.close()
+    link = written[0]
     assert link[dmf] == link[dmf2] and link[cu3] != link[cu6]
+    return out.output, written
+
+
+def test_cli_duckdb_engine_writes_the_same_graphs(tmp_path):
+    _, memory = dedup_by_cli(tmp_path, "memory", ["--engine", "memory"])
+    output, duckdb = dedup_by_cli(tmp_path, "duckdb", ["--engine", "duckdb"])
+    assert "1 refused" in output
+    assert duckdb == memory
 
 
 def test_cli_rejects_a_bad_memory_limit(tmp_path):
