@@ -47,11 +47,13 @@ def columns(rows: list[tuple], names: str) -> dict[str, np.ndarray]:
 class Outputs:
     """A replay's (table, row) results, written to the database a batch at a time."""
 
-    TABLES = {"decision": "a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR, evidence VARCHAR, "
-                          "kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, n2 BIGINT, "
-                          "n3 BIGINT",
-              "root": "pid BIGINT, root BIGINT", "probe": "i BIGINT, j BIGINT, side INT, "
-                                                        "keys VARCHAR"}
+    TABLES = {
+        "decision": "a VARCHAR, b VARCHAR, score DOUBLE, method VARCHAR, evidence VARCHAR, "
+                    "kind VARCHAR, phase INT, s1 VARCHAR, s2 VARCHAR, n1 BIGINT, n2 BIGINT, "
+                    "n3 BIGINT",
+        "root": "pid BIGINT, root BIGINT",
+        "probe": "i BIGINT, j BIGINT, side INT, keys VARCHAR",
+    }
     FIELDS = {table: " ".join(c.split()[0] for c in cols.split(","))
               for table, cols in TABLES.items()}
 
