@@ -146,6 +146,20 @@ def test_import_as_on_the_embedded_store(remote, embedded):
     assert {p: canonical_nquads(remote, p, provenance=True) for p in remote.papers()} == want
 
 
+def test_triples_by_subject_and_predicate_as_on_the_embedded_store(remote, embedded):
+    local = EmbeddedStore(embedded)
+    try:
+        paper = local.papers()[0]
+        first = next(local.triples(paper))
+        picks = [{"subject": first.subject}, {"predicate": first.predicate},
+                 {"subject": first.subject, "predicate": first.predicate}]
+        want = [sorted(map(str, local.triples(paper, **pick))) for pick in picks]
+    finally:
+        local.close()
+    assert [sorted(map(str, remote.triples(paper, **pick))) for pick in picks] == want
+    assert len(want[1]) > len(want[2]) >= 1
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
     return build_small_reference(tmp_path_factory.mktemp("reference") / "species")

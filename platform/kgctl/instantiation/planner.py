@@ -40,8 +40,6 @@ GUARDS = frozenset({"unknown_argument", "too_large", "invalid_text", "invalid_ir
                     "unknown_tool"})
 _QUOTED_IRI = re.compile(r"^[^<>]* <([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>$")
 MAX_CLASSES_SHOWN = 6  # admitted classes a type_mismatch message names
-_COUNT = "SELECT ?o WHERE { ?s ?p ?o }"
-_FACTS = "SELECT ?p ?o WHERE { ?s ?p ?o }"
 
 
 def paper_of_instance(iri: str) -> str | None:
@@ -137,9 +135,8 @@ class Draft(NamedNodes, QuantityNodes):
                    if t.subject.value == subject and t.predicate.value == prop]
         if subject not in self.index.types:
             return pending
-        rows = self.store.query(_COUNT, bindings={"s": NamedNode(subject), "p": NamedNode(prop)},
-                                paper_id=self.pid)
-        stored = [row["o"] for row in rows]
+        stored = [t.object for t in self.store.triples(self.pid, subject=NamedNode(subject),
+                                                       predicate=NamedNode(prop))]
         return [*stored, *(o for o in pending if o not in stored)]
 
     def facts(self, node: str) -> set[tuple[Any, Any]]:
@@ -147,9 +144,10 @@ class Draft(NamedNodes, QuantityNodes):
         pending = {(t.predicate, t.object) for t in self.insert if t.subject.value == node}
         if node not in self.index.types:
             return pending
-        rows = self.store.query(_FACTS, bindings={"s": NamedNode(node)}, paper_id=self.pid)
+        stored = {(t.predicate, t.object)
+                  for t in self.store.triples(self.pid, subject=NamedNode(node))}
         gone = {(t.predicate, t.object) for t in self.delete if t.subject.value == node}
-        return pending | ({(row["p"], row["o"]) for row in rows} - gone)
+        return pending | (stored - gone)
 
     def holds(self, subject: str, cls: str, arg: ArgSpec, item: Any, held: list[Any]) -> bool:
         """Whether `item` is the value `subject` already holds for `arg`: the same literal, the

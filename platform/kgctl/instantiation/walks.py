@@ -10,14 +10,12 @@ from kgctl.instantiation.planner import Draft
 from kgctl.ontology.ir import OrderingRule
 
 MEMBERS = "SELECT ?m ?o WHERE { ?c ?member ?m . OPTIONAL { ?m ?order ?o } }"
-_OUT = "SELECT ?p ?o WHERE { ?s ?p ?o }"
 _IN = "SELECT ?s ?p WHERE { ?s ?p ?o }"
 _CONTAINER = "SELECT ?c WHERE { ?c ?member ?m }"
 
 
 def outgoing(draft: Draft, node: str) -> list[Triple]:
-    rows = draft.store.query(_OUT, bindings={"s": NamedNode(node)}, paper_id=draft.pid)
-    return [Triple(NamedNode(node), r["p"], r["o"]) for r in rows]
+    return list(draft.store.triples(draft.pid, subject=NamedNode(node)))
 
 
 def incoming(draft: Draft, node: str) -> list[Triple]:

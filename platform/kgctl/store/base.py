@@ -99,8 +99,9 @@ class GraphStore(Protocol):
     def has_paper(self, paper_id: str) -> bool:
         """Whether `paper_id` has a graph or provenance graph (without listing every paper)."""
 
-    def triples(self, paper_id: str) -> Iterator[Triple]:
-        """All triples of one paper's graph."""
+    def triples(self, paper_id: str, *, subject: NamedNode | None = None,
+                predicate: NamedNode | None = None) -> Iterator[Triple]:
+        """All triples of one paper's graph, or those with this subject and/or predicate."""
 
     def trace(self, paper_id: str) -> list[CallRecord]:
         """The paper's accepted calls in order (from its provenance graph)."""

@@ -125,9 +125,11 @@ class EmbeddedStore:
         return any(self._store.contains_named_graph(g)
                    for g in (graph_iri(paper_id), provenance_graph_iri(paper_id)))
 
-    def triples(self, paper_id: str) -> Iterator[Triple]:
+    def triples(self, paper_id: str, *, subject: NamedNode | None = None,
+                predicate: NamedNode | None = None) -> Iterator[Triple]:
         check_paper_id(paper_id)
-        return (q.triple for q in self._graph_quads(graph_iri(paper_id)))
+        return (q.triple for q in self._store.quads_for_pattern(subject, predicate, None,
+                                                                graph_iri(paper_id)))
 
     def _graph_quads(self, graph: NamedNode) -> Iterator[Quad]:
         return self._store.quads_for_pattern(None, None, None, graph)

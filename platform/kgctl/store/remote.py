@@ -160,9 +160,15 @@ class RemoteStore:
         return any(g.value in graphs
                    for g in (graph_iri(paper_id), provenance_graph_iri(paper_id)))
 
-    def triples(self, paper_id: str) -> Iterator[Triple]:
+    def triples(self, paper_id: str, *, subject: NamedNode | None = None,
+                predicate: NamedNode | None = None) -> Iterator[Triple]:
         check_paper_id(paper_id)
-        return iter(self._graph_triples(graph_iri(paper_id)))
+        bound = {v: term for v, term in (("s", subject), ("p", predicate)) if term is not None}
+        if not bound:
+            return iter(self._graph_triples(graph_iri(paper_id)))
+        rows = self.query(f"SELECT ?s ?p ?o WHERE {{ {TRIPLE_PATTERN} }}", bindings=bound,
+                          paper_id=paper_id)
+        return (Triple(r["s"], r["p"], r["o"]) for r in rows)
 
     def _graph_triples(self, graph: NamedNode) -> list[Triple]:
         return [Triple(*row) for row in self._rows(TRIPLE_PATTERN, ("s", "p", "o"), graph=graph)]
