@@ -60,6 +60,11 @@ def view_path(root: str | Path, generation: int) -> Path:
 def work(channel: socket.socket, views: str, generation: int, config: ServiceConfig) -> None:
     """A worker: answers the requests its channel brings with the service's app over the
     view each names, until the channel closes."""
+    # the fork server hands each child a descriptor that keeps the fork server running while
+    # the child lives: closed, the fork server ends with the serving process (even one killed
+    # by SIGKILL), and this worker with the fork server
+    os.closerange(3, channel.fileno())
+    os.closerange(channel.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which ends it
     limit = config.worker_memory_mb * MEGABYTE
