@@ -209,19 +209,21 @@ class Workers:
         self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
         self.ticks = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
         self.workers: set[Worker] = set()
-        self.last_tick = 0.0
+        self.succeeded: dict[str, float] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closing = False
 
     async def start(self) -> None:
         """Start the workers and the spares; return once they are all ready."""
         await asyncio.gather(*(self._spawn() for _ in self.pool.start()))
-        self.last_tick = asyncio.get_running_loop().time()
+        now = asyncio.get_running_loop().time()
+        self.succeeded = {"tick": now, "check": now}  # the watchdog's steps: last success
         self._task(self._watch())
 
     def healthy(self) -> bool:
-        """Whether the watchdog ran lately (else deadlines would go unenforced)."""
-        return asyncio.get_running_loop().time() - self.last_tick < STALE_S
+        """Whether every step of the watchdog succeeded lately (else deadlines, or frozen
+        workers, would go unenforced)."""
+        return asyncio.get_running_loop().time() - min(self.succeeded.values()) < STALE_S
 
     async def answer(self, fields: tuple, body: bytes, generation: int,
                      deadline: float) -> Reply:
@@ -267,22 +269,21 @@ class Workers:
         checked = loop.time()
         while True:
             await asyncio.sleep(TICK_S)
-            good = self._step(self.pool.tick)
+            self._step(self.pool.tick)
             if loop.time() - checked >= FROZEN_CHECK_S:
                 checked = loop.time()
-                good &= self._step(self.pool.check)
-            if good:
-                self.last_tick = loop.time()
+                self._step(self.pool.check)
 
-    def _step(self, decide) -> bool:
-        """Carry out `decide(now)`; False on a fault of ours (logged: /healthz says so once
-        it lasts, and the other step goes on)."""
+    def _step(self, decide) -> None:
+        """Carry out `decide(now)`; a fault of ours is logged, the other step goes on, and
+        /healthz fails once the step has not succeeded for STALE_S."""
+        now = asyncio.get_running_loop().time()
         try:
-            self._do(decide(asyncio.get_running_loop().time()))
-            return True
+            self._do(decide(now))
         except Exception:
             traceback.print_exc(file=sys.stderr)
-            return False
+        else:
+            self.succeeded[decide.__name__] = now
 
     def _do(self, actions: list) -> None:
         for action in actions:
