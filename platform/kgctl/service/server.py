@@ -82,8 +82,7 @@ class Dispatch:
             except TimeoutError:
                 return await reply(send, refusal(HTTP_UNAVAILABLE,
                                                  str(query_timeout(self.timeout_s))))
-        fields = tuple(scope[name] for name in FIELDS)
-        await reply(send, await self.workers.answer(fields, body, generation, deadline))
+        await reply(send, await self.workers.answer(FIELDS(scope), body, generation, deadline))
 
 
 def replay(body: bytes) -> Receive:
@@ -152,7 +151,7 @@ class Server:
         views = Views(store, keep_s=config.timeout_s + VIEW_GRACE_S)
         views.take(0)
         checkpoints = Checkpoints(views, self._loop)
-        workers = Workers(views.root, config)
+        workers = Workers(views.root, config, lambda: checkpoints.published)
         try:
             await workers.start()
             local = create_app(store, config, checkpoints.changed, workers.healthy)

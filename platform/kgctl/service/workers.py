@@ -16,9 +16,11 @@ import signal
 import socket
 import sys
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 from pyoxigraph import Store
@@ -44,9 +46,10 @@ START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
 MEGABYTE = 1 << 20
 HTTP_SERVER_ERROR = 500
-# what a request carries to a worker: the view it must read and the ASGI scope's fields
-FIELDS = ("method", "path", "raw_path", "query_string", "headers", "http_version", "scheme",
-          "client", "server", "root_path")
+# what a request carries to a worker: the view it must read and these fields of its scope
+NAMES = ("method", "path", "raw_path", "query_string", "headers", "http_version", "scheme",
+         "client", "server", "root_path")
+FIELDS = itemgetter(*NAMES)
 Reply = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
 
 
@@ -80,7 +83,7 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     stream = channel.makefile("rb")
     while head := stream.read(SIZE.size):
         wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(head)[0]))
-        scope = dict(zip(FIELDS, fields, strict=True), type="http", state={},
+        scope = dict(zip(NAMES, fields, strict=True), type="http", state={},
                      asgi={"version": "3.0", "spec_version": "2.4"})
         reply = Response()
         try:
@@ -197,15 +200,16 @@ class Worker:
 class Workers:
     """Carries out a Pool's decisions on worker processes, forked by multiprocessing's fork
     server (it imports the service's code once), killed through a pidfd (never a reused
-    pid). `generation` is the view a new worker opens first."""
+    pid). A new worker opens the view `published()` first."""
 
-    def __init__(self, views: Path, config: ServiceConfig) -> None:
-        self.views, self.config, self.generation = str(views), config, 0
+    def __init__(self, views: Path, config: ServiceConfig, published: Callable[[], int]
+                 ) -> None:
+        self.views, self.config, self.published = str(views), config, published
         # as many spares as seats: a burst of runaways has every seat's worker killed at once
         self.pool = Pool(config.workers, config.workers, config.timeout_s, self._cpu_s,
                          config.long_queries, self._stopped)
         self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(["kgctl.service.app"])
+        self.context.set_forkserver_preload(["kgctl.service.app", __name__])
         self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
         self.ticks = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
         self.workers: set[Worker] = set()
@@ -313,7 +317,7 @@ class Workers:
         while True:
             ours, theirs = socket.socketpair()
             process = self.context.Process(target=work, daemon=True, args=(
-                theirs, self.views, self.generation, self.config))
+                theirs, self.views, self.published(), self.config))
             try:
                 await loop.run_in_executor(self.starter, process.start)
                 break
