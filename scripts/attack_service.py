@@ -284,10 +284,12 @@ def idle(tmp: Path, count: int = 1000) -> dict:
         runaway_s = time.monotonic() - started
         started = time.monotonic()
         answered = query_on_each(socks, ASK, 60)
+        after = descendants(process.pid)
         return {"idle_connections": count, "served_once_200": served,
                 "runaway_status": runaway_status, "runaway_refused_after_s": round(runaway_s, 2),
                 "timeout_s": IDLE_TIMEOUT_S,
-                "processes_ended": len(processes - descendants(process.pid)),
+                "processes_ended": len(processes - after),
+                "processes_started": len(after - processes),
                 "then_answered_200": answered,
                 "all_answered_in_s": round(time.monotonic() - started, 2)}
     finally:
