@@ -10,8 +10,9 @@ no lost connection).
   idle       1,000 idle kept-alive connections (each served once) while a runaway query is
              killed at its deadline and its worker replaced: then a query on each, how many
              are answered and how long it took
-  large      an 8 MB answer on the 1,100th connection, read slowly (64 KB buffer, pauses):
-             bytes announced and delivered, and how long it took
+  large      an 8 MB answer (as CSV, then as JSON) on the 1,100th connection, read slowly
+             (64 KB buffer, pauses): its status, bytes announced and delivered, and how long
+             it took
   silent     25,000 silent connections (the serving process limited to 20,000 descriptors)
              while a fresh read and an authenticated write are sent every 0.2 s: their
              statuses, how the silent ones were answered, and how long the last stayed open
@@ -298,6 +299,34 @@ def idle(tmp: Path, count: int = 1000) -> dict:
         stop(process)
 
 
+def read_slowly(port: int, query: str, accept: str) -> dict:
+    """Ask `query` on a new connection and read the answer slowly (a 64 KB receive buffer,
+    a pause every 256 KB): its status, bytes announced and delivered, and the time taken."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        started = time.monotonic()
+        sock.sendall(request("/query?" + urlencode({"query": query}), f"Accept: {accept}\r\n"))
+        sock.settimeout(60)
+        data = bytearray()
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(4096)
+        head, _, rest = bytes(data).partition(b"\r\n\r\n")
+        body = bytearray(rest)
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length")))
+        reads = 0
+        while len(body) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+            reads += 1
+            if reads % 4 == 0:
+                time.sleep(0.005)  # a slow reader: the server's writes must wait
+    return {"status": int(head.split(b" ", 2)[1]), "announced_bytes": length,
+            "delivered_bytes": len(body), "read_in_s": round(time.monotonic() - started, 2)}
+
+
 def large(tmp: Path, before: int = 1099) -> dict:
     doublings = 14  # 64 bytes doubled: 1 MB a row, 8 rows
     binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(doublings))
@@ -310,29 +339,9 @@ def large(tmp: Path, before: int = 1099) -> dict:
         for sock in idle:
             sock.sendall(request("/healthz"))
         assert all(response(sock)[0] == 200 for sock in idle)
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-            started = time.monotonic()
-            sock.sendall(request("/query?" + urlencode({"query": query}),
-                                 "Accept: text/csv\r\n"))
-            sock.settimeout(60)
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += sock.recv(4096)
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length")))
-            reads = 0
-            while len(body) < length:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                body += chunk
-                reads += 1
-                if reads % 4 == 0:
-                    time.sleep(0.005)  # a slow reader: the server's writes must wait
-        return {"connection_number": before + 1, "announced_bytes": length,
-                "delivered_bytes": len(body), "read_in_s": round(time.monotonic() - started, 2)}
+        return {"connection_number": before + 1, **{  # each alone beside the idle ones
+            accept: read_slowly(port, query, accept)
+            for accept in ("text/csv", "application/sparql-results+json")}}
     finally:
         for sock in idle:
             sock.close()
