@@ -361,13 +361,17 @@ def _hold_silent(port: int, count: int, opened: multiprocessing.Queue,
     opened.put(len(socks))
     last, statuses = 0.0, {}
     for sock in socks:  # each is answered (408/503) or closed; wait for all of them
-        sock.settimeout(60)
+        sock.settimeout(120)
+        data = b""
         try:
-            data = sock.recv(64)
-        except OSError:
-            data = b"reset"
-        key = data[:12].decode(errors="replace") or "closed"
-        statuses[key] = statuses.get(key, 0) + 1
+            while chunk := sock.recv(4096):
+                data += chunk
+        except OSError as exc:
+            data += f" ({type(exc).__name__})".encode()
+        # e.g. "408 error: request headers not received in time"
+        status, _, rest = data.partition(b"\r\n\r\n")
+        key = f"{status[9:12].decode()} {rest.decode(errors='replace').strip()}".strip()
+        statuses[key or "closed"] = statuses.get(key or "closed", 0) + 1
         last = time.monotonic()
     closed.put((last, statuses))
 
