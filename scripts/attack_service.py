@@ -43,6 +43,7 @@ from urllib.parse import urlencode
 
 import httptools
 import httpx
+from bench_service import descendants, free_port  # beside this script
 from pyoxigraph import Store
 
 from kgctl.service.app import MAX_BODY_BYTES
@@ -99,12 +100,6 @@ UPDATE_FORMS = [
     "INSERT {{ ?s ?p ?o }} WHERE {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "INSERT DATA {{ <urn:a> <urn:b> 'x' }} ; LOAD <{t}>",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve(store: Path, *options: str, descriptors: int | None = None,
@@ -239,23 +234,6 @@ def service(tmp: Path) -> dict:
         victim.close()
 
 
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
 def query_on_each(socks: list[socket.socket], query: str, within_s: float) -> int:
     """Send `query` on every connection at once, then count the 200 answers in `within_s`."""
     for sock in socks:
@@ -277,7 +255,7 @@ def idle(tmp: Path, count: int = 1000) -> dict:
     try:
         socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
         served = query_on_each(socks, ASK, 60)
-        processes = descendants(process.pid)
+        processes = set(descendants(process.pid))
         with socket.create_connection(("127.0.0.1", port)) as runaway:
             started = time.monotonic()
             runaway.sendall(request("/query?" + urlencode({"query": RUNAWAY})))
@@ -285,7 +263,7 @@ def idle(tmp: Path, count: int = 1000) -> dict:
         runaway_s = time.monotonic() - started
         started = time.monotonic()
         answered = query_on_each(socks, ASK, 60)
-        after = descendants(process.pid)
+        after = set(descendants(process.pid))
         return {"idle_connections": count, "served_once_200": served,
                 "runaway_status": runaway_status, "runaway_refused_after_s": round(runaway_s, 2),
                 "timeout_s": IDLE_TIMEOUT_S,
