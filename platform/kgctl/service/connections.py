@@ -12,6 +12,8 @@ a bound on the head's size, and a cap on connections under the descriptor limit.
 from __future__ import annotations
 
 import asyncio
+import socket
+from contextlib import suppress
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
@@ -135,6 +137,8 @@ class Connection(HttpToolsProtocol):
         self.room.busy(self)
         self._unlimit()
         super().on_headers_complete()
+        if not self.expect_100_continue:  # the response's head and body leave together
+            self._cork(1)
 
     def on_message_complete(self) -> None:
         self.in_head = True
@@ -142,6 +146,7 @@ class Connection(HttpToolsProtocol):
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
+        self._cork(0)
         self.served = True
         if not self.pipeline:
             self.room.waits(self, self.loop.time())
@@ -170,6 +175,12 @@ class Connection(HttpToolsProtocol):
             STATUS_LINE[status], b"content-type: text/plain; charset=utf-8\r\n",
             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body]))
         self.transport.close()
+
+    def _cork(self, on: int) -> None:
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, on)
 
     def _count(self, part: bytes) -> None:
         self.head_bytes += len(part)
