@@ -163,7 +163,7 @@ class Server:
             http = Uvicorn(uvicorn.Config(
                 app, http=protocol, loop="none", lifespan="off", interface="asgi3",
                 log_config=None, log_level="warning", access_log=False, server_header=False,
-                proxy_headers=False, timeout_keep_alive=int(config.header_timeout_s) or 1))
+                proxy_headers=False, timeout_keep_alive=config.header_timeout_s))
             serving = asyncio.ensure_future(http.serve(sockets=[listener]))
             waiting = asyncio.ensure_future(http.accepting.wait())
             await asyncio.wait([serving, waiting], return_when=asyncio.FIRST_COMPLETED)
