@@ -147,12 +147,13 @@ class App:
         self.requests: list[tuple[str, list[dict]]] = []
         self.reading = asyncio.Event()
         self.delay_s = 0.0  # how long it takes to answer, once the body is read
+        self.reads_body = True  # False: it answers without reading the body (as /healthz)
 
     async def __call__(self, scope, receive, send) -> None:
         received: list[dict] = []
         self.requests.append((scope["path"], received))
         self.reading.set()
-        while True:
+        while self.reads_body:
             message = await receive()
             received.append(message)
             if message["type"] == "http.disconnect":
@@ -396,6 +397,18 @@ def test_a_body_not_finished_in_time_is_answered_408_and_the_app_sees_a_disconne
     uvloop.run(scenario())
 
 
+def test_a_request_answered_before_its_late_body_gets_no_second_answer() -> None:
+    """Its connection cannot carry another request: it is closed, with no 408 after the 200
+    (a client would take it for the answer to its next request)."""
+    async def scenario() -> None:
+        peer = Peer(body_timeout_s=TIMEOUT_S)
+        peer.app.reads_body = False
+        peer.send(b"GET /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
+        await peer.closed()
+        assert peer.transport.responses() == [(200, b"/healthz ")]
+    uvloop.run(scenario())
+
+
 def test_the_next_request_on_a_kept_alive_connection_has_its_own_head_clock() -> None:
     """After a response, a connection may stay silent (uvicorn's keep-alive limit closes it);
     once the next request's first bytes come, its head must be whole within the timeout."""
@@ -502,6 +515,24 @@ def test_at_the_cap_a_kept_alive_connection_gives_way_quietly() -> None:
         await idle.closed()
         assert idle.statuses() == [200]  # nothing more written: a client may retry on it
         assert room.held == {newcomer.connection}
+        newcomer.transport.close()
+        await newcomer.closed()
+    uvloop.run(scenario())
+
+
+def test_at_the_cap_a_connection_that_began_its_next_request_gives_way_with_a_408() -> None:
+    """A request begun is owed a status: closed without one, a client cannot tell whether
+    an update it sent was made."""
+    async def scenario() -> None:
+        room = Room(cap=1)
+        idle = Peer(room)
+        idle.send(GET)
+        await idle.until(lambda: idle.statuses() == [200])
+        idle.send(b"POST /update HTTP/1.1\r\nHost: h\r\n")  # the rest of its head is late
+        aged(room, idle)
+        newcomer = Peer(room)
+        await idle.closed()
+        assert idle.statuses() == [200, 408]
         newcomer.transport.close()
         await newcomer.closed()
     uvloop.run(scenario())
