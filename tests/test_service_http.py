@@ -292,7 +292,8 @@ def test_a_request_with_trailers_answered_after_the_header_timeout_is_answered()
         "huge-length", "te-twice", "te-not-last-chunked", "te-not-chunked",
         "space-before-colon", "folded-te", "obs-fold", "bare-lf", "bare-cr", "nul-in-value",
         "not-http", "http2-preface"])
-def test_smuggling_and_malformed_heads_are_answered_400_before_the_app(head: bytes) -> None:
+def test_smuggling_and_malformed_heads_are_answered_400_and_the_app_gets_nothing(head: bytes
+                                                                                ) -> None:
     async def scenario() -> None:
         peer = Peer()
         peer.send(head)
