@@ -78,7 +78,8 @@ def connection_cap(descriptors: int) -> int:
 class Connection(HttpToolsProtocol):
     """One client connection. Its head must arrive within `header_timeout_s` of its first
     byte (of the connection, for a new one) and its body within `body_timeout_s` of the head,
-    else it is answered 408 and closed; a head over MAX_HEAD_BYTES is a 431."""
+    else it is answered 408 and closed; over MAX_HEAD_BYTES of head (or of chunk framing and
+    trailers beyond the body's own size) is a 431."""
 
     def __init__(self, *args, room: Room, header_timeout_s: float, body_timeout_s: float,
                  **kwargs) -> None:
@@ -86,9 +87,12 @@ class Connection(HttpToolsProtocol):
         self.room, self.header_timeout_s, self.body_timeout_s = room, header_timeout_s, \
             body_timeout_s
         self.timer: asyncio.TimerHandle | None = None
-        self.head_bytes = 0
         self.in_head = True
         self.served = False  # a response was sent (now kept alive, or reading another)
+        # bytes received since the current request began, and how many of them were its body:
+        # the rest (head, chunk framing, trailers) is bounded, also while llhttp buffers a
+        # piece of it that has not ended yet
+        self.raw_bytes = self.body_bytes = 0
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -108,40 +112,39 @@ class Connection(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
+        self.raw_bytes += len(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             return self.refuse(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         except httptools.HttpParserError as exc:
-            if self.head_bytes > MAX_HEAD_BYTES:
-                return self.refuse(HTTP_HEAD_TOO_LARGE,
-                                   f"request head over {MAX_HEAD_BYTES} bytes")
             return self.refuse(HTTP_BAD_REQUEST, f"malformed HTTP request ({exc})")
+        if self.transport.is_closing():
+            return
+        if self.raw_bytes - self.body_bytes > MAX_HEAD_BYTES + self.body_bytes:
+            return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head, chunk framing or "
+                               f"trailers over {MAX_HEAD_BYTES} bytes")
         # a request that arrived whole (the usual case) never starts a clock
-        if self.timer is None and not self.transport.is_closing():
-            if self.in_head and self.head_bytes:  # a head began on a kept-alive connection
+        if self.timer is None and self.raw_bytes:
+            if self.in_head:  # a head began on a kept-alive connection
                 self._limit(self.header_timeout_s, "request headers")
-            elif not self.in_head:
+            else:
                 self._limit(self.body_timeout_s, "request body")
 
-    def on_url(self, url: bytes) -> None:
-        self._count(url)
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(name + value)
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
-        self.in_head, self.head_bytes = False, 0
+        self.in_head = False
         self.room.busy(self)
         self._unlimit()
         super().on_headers_complete()
         if not self.expect_100_continue:  # the response's head and body leave together
             self._cork(1)
 
+    def on_body(self, body: bytes) -> None:
+        self.body_bytes += len(body)
+        super().on_body(body)
+
     def on_message_complete(self) -> None:
-        self.in_head = True
+        self.in_head, self.raw_bytes, self.body_bytes = True, 0, 0
         self._unlimit()
         super().on_message_complete()
 
@@ -153,8 +156,9 @@ class Connection(HttpToolsProtocol):
         super().on_response_complete()
 
     def give_way(self) -> None:
-        """Close for room: quietly when kept alive after a response, else with a 408."""
-        if self.served:
+        """Close for room: quietly when kept alive after a response and nothing of another
+        request came, else with a 408."""
+        if self.served and not self.raw_bytes:
             self._unlimit()
             return self.transport.close()
         self.refuse(HTTP_REQUEST_TIMEOUT, "the server is full and this connection sent no "
@@ -182,15 +186,14 @@ class Connection(HttpToolsProtocol):
             with suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, on)
 
-    def _count(self, part: bytes) -> None:
-        self.head_bytes += len(part)
-        if self.head_bytes > MAX_HEAD_BYTES:
-            raise ValueError("head too large")  # ends the parse: data_received answers 431
-
     def _limit(self, seconds: float, what: str) -> None:
         self._unlimit()
-        self.timer = self.loop.call_later(seconds, self.refuse, HTTP_REQUEST_TIMEOUT,
-                                          f"{what} not received in time")
+        self.timer = self.loop.call_later(seconds, self._late, what)
+
+    def _late(self, what: str) -> None:
+        if self.cycle is not None and self.cycle.response_complete and not self.in_head:
+            return self.transport.close()  # answered before its body came: nothing owed
+        self.refuse(HTTP_REQUEST_TIMEOUT, f"{what} not received in time")
 
     def _unlimit(self) -> None:
         if self.timer is not None:
