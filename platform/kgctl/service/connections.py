@@ -87,7 +87,7 @@ class Connection(HttpToolsProtocol):
         self.room, self.header_timeout_s, self.body_timeout_s = room, header_timeout_s, \
             body_timeout_s
         self.timer: asyncio.TimerHandle | None = None
-        self.in_head = True
+        self.in_head, self.head_bytes = True, 0  # the pieces of the head that ended
         self.served = False  # a response was sent (now kept alive, or reading another)
         # bytes received since the current request began, and how many of them were its body:
         # the rest (head, chunk framing, trailers) is bounded, also while llhttp buffers a
@@ -118,6 +118,9 @@ class Connection(HttpToolsProtocol):
         except httptools.HttpParserUpgrade:
             return self.refuse(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         except httptools.HttpParserError as exc:
+            if self.head_bytes > MAX_HEAD_BYTES:
+                return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head over {MAX_HEAD_BYTES} "
+                                   "bytes")
             return self.refuse(HTTP_BAD_REQUEST, f"malformed HTTP request ({exc})")
         if self.transport.is_closing():
             return
@@ -131,8 +134,16 @@ class Connection(HttpToolsProtocol):
             else:
                 self._limit(self.body_timeout_s, "request body")
 
+    def on_url(self, url: bytes) -> None:
+        self._count(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(name + value)
+        super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
-        self.in_head = False
+        self.in_head, self.head_bytes = False, 0
         self.room.busy(self)
         self._unlimit()
         super().on_headers_complete()
@@ -185,6 +196,13 @@ class Connection(HttpToolsProtocol):
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             with suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, on)
+
+    def _count(self, piece: bytes) -> None:
+        """A whole piece of the head (llhttp gives a piece once it ended): past the bound, the
+        parse ends here, before the app is started, and `data_received` answers 431."""
+        self.head_bytes += len(piece)
+        if self.head_bytes > MAX_HEAD_BYTES:
+            raise ValueError("request head too large")
 
     def _limit(self, seconds: float, what: str) -> None:
         self._unlimit()
