@@ -16,6 +16,7 @@ import struct
 from typing import Any
 
 SIZE = struct.Struct("!Q")
+WHOLE_BYTES = 1 << 16  # a message up to this size leaves in one write (one wake-up)
 
 
 def pair() -> tuple[socket.socket, socket.socket]:
@@ -28,7 +29,11 @@ def frame(value: Any) -> bytes:
 
 
 def send(sock: socket.socket, value: Any) -> None:
-    sock.sendall(frame(value))
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) <= WHOLE_BYTES:
+        return sock.sendall(SIZE.pack(len(data)) + data)
+    sock.sendall(SIZE.pack(len(data)))  # not copied into one buffer first
+    sock.sendall(data)
 
 
 def receive(sock: socket.socket) -> Any | None:

@@ -176,13 +176,17 @@ class Channel(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        while len(self.buffer) >= SIZE.size:
-            size = SIZE.size + SIZE.unpack_from(self.buffer)[0]
-            if len(self.buffer) < size:
-                return
-            message = pickle.loads(self.buffer[SIZE.size:size])  # our own process's
-            del self.buffer[:size]
-            self.workers.replied(self.worker, message)
+        replies, start = [], 0
+        with memoryview(self.buffer) as view:  # a large answer is not copied again
+            while len(view) - start >= SIZE.size:
+                end = start + SIZE.size + SIZE.unpack_from(view, start)[0]
+                if len(view) < end:
+                    break
+                replies.append(pickle.loads(view[start + SIZE.size:end]))  # our own process's
+                start = end
+        del self.buffer[:start]
+        for reply in replies:
+            self.workers.replied(self.worker, reply)
 
     def connection_lost(self, exc) -> None:
         self.workers.gone(self.worker)
