@@ -97,16 +97,20 @@ class Transport:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop, self.written, self.protocol = loop, bytearray(), None
-        self.closed, self.paused = asyncio.Event(), False
+        self.closed, self.paused, self.lost = asyncio.Event(), False, False
 
     def write(self, data: bytes) -> None:
         assert not self.closed.is_set(), "written after close"
         self.written += data
 
     def close(self) -> None:
-        if not self.closed.is_set():
-            self.closed.set()
+        self.closed.set()
+        if not self.lost:
+            self.lost = True
             self.loop.call_soon(self.protocol.connection_lost, None)
+
+    def write_eof(self) -> None:  # a refusal: nothing more is written (the socket closes
+        self.closed.set()  # when the client ends, or after a linger)
 
     def is_closing(self) -> bool:
         return self.closed.is_set()
@@ -235,6 +239,25 @@ def test_a_malformed_chunk_size_is_answered_400_and_the_app_gets_no_body(size: b
         assert peer.statuses() == [400]
         assert b"malformed HTTP request" in peer.transport.responses()[0][1]
         assert peer.app_got_nothing()
+    uvloop.run(scenario())
+
+
+def test_a_refused_client_still_sending_gets_its_answer_and_the_connection_ends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closed with unread bytes, a socket is reset and the client may lose the answer: the
+    refusal ends the writing side, what comes after is dropped, and the socket closes after
+    a linger."""
+    monkeypatch.setattr(connections, "LINGER_S", 0.05)
+
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(CHUNKED + b"-6\r\n")
+        await peer.closed()
+        peer.send(b"ASK {}\r\n" * 1000)  # still sending: nothing more is answered
+        async with asyncio.timeout(BOUND_S):
+            while not peer.transport.lost:
+                await asyncio.sleep(0.01)
+        assert peer.statuses() == [400] and peer.app_got_nothing()
     uvloop.run(scenario())
 
 

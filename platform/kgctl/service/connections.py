@@ -21,6 +21,8 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 SPARE_DESCRIPTORS = 256
 EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 MAX_HEAD_BYTES = 64 * 1024
+LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
+FULL_LINGER_S = 0.1  # the same for one refused for want of room (it is not counted in it)
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_HEAD_TOO_LARGE = 431
@@ -93,6 +95,8 @@ class Connection(HttpToolsProtocol):
         # the rest (head, chunk framing, trailers) is bounded, also while llhttp buffers a
         # piece of it that has not ended yet
         self.raw_bytes = self.body_bytes = 0
+        self.refused = False  # answered with a refusal: the connection only ends
+        self.outside = False  # refused for want of room: closed at the first bytes it sends
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -101,6 +105,7 @@ class Connection(HttpToolsProtocol):
             victim.give_way()
         if refused:
             self.room.closed(self)
+            self.outside = True
             return self.refuse(HTTP_UNAVAILABLE, "server full: every connection it may hold "
                                "is busy; retry later")
         self._limit(self.header_timeout_s, "request headers")
@@ -111,6 +116,10 @@ class Connection(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self.refused:  # what a refused client still sends is dropped
+            if self.outside:  # it holds a descriptor beyond the cap: its request was read
+                self.transport.close()
+            return
         self._unset_keepalive_if_required()
         self.raw_bytes += len(data)
         try:
@@ -178,7 +187,7 @@ class Connection(HttpToolsProtocol):
     def refuse(self, status: int, message: str) -> None:
         """Answer `status` (unless a response has begun) and close."""
         self._unlimit()
-        if self.transport.is_closing():
+        if self.refused or self.transport.is_closing():
             return
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True  # the app's receive() sees a disconnect, its
@@ -189,7 +198,12 @@ class Connection(HttpToolsProtocol):
         self.transport.write(b"".join([
             STATUS_LINE[status], b"content-type: text/plain; charset=utf-8\r\n",
             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body]))
-        self.transport.close()
+        # closed with unread bytes, the socket would be reset and the client could lose the
+        # answer: end the writing side, drop what comes, close at the client's end or soon
+        self.refused = True
+        self._cork(0)
+        self.transport.write_eof()
+        self.loop.call_later(FULL_LINGER_S if self.outside else LINGER_S, self.transport.close)
 
     def _cork(self, on: int) -> None:
         sock = self.transport.get_extra_info("socket")
