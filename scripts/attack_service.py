@@ -1,21 +1,26 @@
 """Attacks on `kgctl serve` over loopback, each printing its figure (issue: no hang, no bypass,
 no lost connection).
 
-  chunks     malformed chunk sizes (negative, signed, spaced, prefixed, huge, not hex, short):
-             every one refused 400, and /healthz still answered at once
+  chunks     malformed chunk sizes (negative, signed, spaced, prefixed, too large for 64 bits,
+             not hex, short): each refused 400; then well-formed but huge sizes, their body
+             stalled and flooded: the status each got (refused at the body timeout, 408, or
+             past the body bound, 413) and when; and /healthz still answered at once
   service    SERVICE/LOAD to a loopback port of the caller's choice in every escape form: all
              refused 400, and the port never contacted
-  moved      1,000 idle connections on one worker, moved at once when a long query retires it:
-             how many are answered
-  large      an 8 MB answer on the 1,100th connection of one worker, read slowly (64 KB
-             buffer, pauses): bytes announced and delivered, and how long it took
-  silent     25,000 silent connections (more than the 20,000 descriptors) while a fresh read
-             and an authenticated write are sent every 0.2 s: their statuses, and how long the
-             last silent connection stayed open past the header timeout
-  retire     10,000 rounds of a real worker process writing its state while the owner freezes
-             it (SIGSTOP), sets the retire byte and thaws it: retire orders lost
+  idle       1,000 idle kept-alive connections (each served once) while a runaway query is
+             killed at its deadline and its worker replaced: then a query on each, how many
+             are answered and how long it took
+  large      an 8 MB answer (as CSV, then as JSON) on the 1,100th connection, read slowly
+             (64 KB buffer, pauses): its status, bytes announced and delivered, and how long
+             it took
+  silent     25,000 silent connections (the serving process limited to 20,000 descriptors)
+             while a fresh read and an authenticated write are sent every 0.2 s: their
+             statuses, how the silent ones were answered, and how long the last stayed open
   writes     p50 latency of 200 small authenticated updates in a row, then of 50 pairs of an
              update and a read that must see it (it waits for a checkpoint view)
+
+(A burst of runaway queries against the workers is measured by bench_service.py; the query
+pool's decisions by tests/test_service_pool.py.)
 
 Run: python scripts/attack_service.py [part ...]   (all parts by default)
 """
@@ -25,9 +30,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import queue
 import resource
-import signal
 import socket
 import statistics
 import subprocess
@@ -38,11 +41,15 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+import httptools
 import httpx
+from bench_service import descendants, free_port  # beside this script
 from pyoxigraph import Store
 
+from kgctl.service.app import MAX_BODY_BYTES
+from kgctl.service.config import DEFAULT_HEADER_TIMEOUT_S
+from kgctl.service.connections import connection_cap
 from kgctl.service.seed import pack_quads
-from kgctl.service.worker_state import WorkerState, states_block
 
 TOKEN = "attack-token"
 PAIRS = 50
@@ -52,6 +59,10 @@ ASK = "ASK { GRAPH ?g { ?s ?p ?o } }"
 CHUNK_SIZES = [b"-6", b"+6", b" 6", b"6 ", b"0x6", b"6 6", b"", b"g", b"F" * 40, b"5", b"-0",
                b"6\x00", b"1" * 17, b"FFFFFFFFFFFFFFFFF", b"-FFFFFFFF", b"\t6", b"6\r", b"0x10",
                b"+5", b"1" * 30, b"6 ;x"]
+HUGE_CHUNK_SIZES = [b"FFFFFFFFFFFF", b"FFFFFFFFFFFFFFFF"]  # well-formed: 2^48 - 1, 2^64 - 1
+BODY_TIMEOUT_S = 2.0  # `chunks` serves with it: a stalled body is refused this soon
+IDLE_TIMEOUT_S = 5.0  # `idle`: the runaway's deadline
+DESCRIPTORS = 20_000  # `silent`: the serving process's descriptor limit
 SERVICE_FORMS = [
     "SELECT * {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "SELECT * {{ \\u0053ERVICE SILENT <{t}> {{ ?s ?p ?o }} }}",
@@ -91,13 +102,8 @@ UPDATE_FORMS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def serve(store: Path, *options: str) -> tuple[subprocess.Popen, int]:
+def serve(store: Path, *options: str, descriptors: int | None = None,
+          ) -> tuple[subprocess.Popen, int]:
     if not store.exists():
         seeded = Store(str(store))
         seeded.extend(pack_quads())
@@ -107,7 +113,8 @@ def serve(store: Path, *options: str) -> tuple[subprocess.Popen, int]:
     process = subprocess.Popen(
         [sys.executable, "-c", "from kgctl.cli import main; main()", "serve", "--store",
          str(store), "--port", str(port), "--update-token", TOKEN, *options],
-        stderr=subprocess.DEVNULL)
+        stderr=subprocess.DEVNULL, preexec_fn=None if descriptors is None else (
+            lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))))
     deadline = time.monotonic() + STARTUP_S
     while True:
         try:
@@ -128,31 +135,71 @@ def request(target: str, extra: str = "", body: bytes = b"") -> bytes:
     return (f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n").encode() + body
 
 
-def status_of(sock: socket.socket, timeout: float = 10.0) -> int:
+def response(sock: socket.socket, timeout: float = 10.0) -> tuple[int, int]:
+    """(status, body bytes) of the next whole response on `sock`; status 0 when the server
+    closed or reset the connection first. TimeoutError when none came within `timeout`."""
     sock.settimeout(timeout)
-    head = b""
-    while b"\r\n" not in head:
-        data = sock.recv(4096)
+    done, size = [], [0]
+
+    class Parse:
+        def on_body(self, body: bytes) -> None:
+            size[0] += len(body)
+
+        def on_message_complete(self) -> None:
+            done.append(True)
+
+    parser = httptools.HttpResponseParser(Parse())
+    while not done:
+        try:
+            data = sock.recv(65536)
+        except ConnectionError:
+            data = b""
         if not data:
-            return 0
-        head += data
-    return int(head.split(b" ", 2)[1])
+            return 0, size[0]
+        parser.feed_data(data)
+    return parser.get_status_code(), size[0]
+
+
+def chunked_post(port: int, size: bytes, body: bytes) -> tuple[int, float]:
+    """(status, seconds) of a chunked POST /query announcing a chunk of `size` followed by
+    `body` (sent beside the reading: a refusal can come before it is all sent)."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        started = time.monotonic()
+        sock.sendall(b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                     b"application/sparql-query\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     + size + b"\r\n")
+        sender = threading.Thread(target=lambda: _send_quietly(sock, body))
+        sender.start()
+        status = response(sock, 60)[0]
+        sender.join()
+        return status, round(time.monotonic() - started, 3)
+
+
+def _send_quietly(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:  # the server refused and closed first
+        pass
 
 
 def chunks(tmp: Path) -> dict:
-    process, port = serve(tmp / "store")
+    process, port = serve(tmp / "store", "--body-timeout", str(BODY_TIMEOUT_S))
     try:
-        refused = []
-        for size in CHUNK_SIZES:
-            with socket.create_connection(("127.0.0.1", port)) as sock:
-                sock.sendall(b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                             b"application/sparql-query\r\nTransfer-Encoding: chunked\r\n\r\n"
-                             + size + b"\r\nASK {}\r\n0\r\n\r\n")
-                refused.append(status_of(sock) == 400)
+        statuses = {size.decode(errors="backslashreplace"): chunked_post(
+            port, size, b"ASK {}\r\n0\r\n\r\n")[0] for size in CHUNK_SIZES}
+        huge = {size.decode(): {
+            "body_stalled": chunked_post(port, size, b"ASK {}"),
+            "body_flooded": chunked_post(port, size, b"#" * (MAX_BODY_BYTES + 100_000))}
+            for size in HUGE_CHUNK_SIZES}
         started = time.monotonic()
-        health = httpx.get(f"http://127.0.0.1:{port}/healthz").status_code
-        return {"malformed_chunk_sizes": len(CHUNK_SIZES), "refused_400": sum(refused),
-                "healthz_after": health,
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(request("/healthz"))
+            health = response(sock)[0]
+        return {"malformed_chunk_sizes": len(CHUNK_SIZES),
+                "refused_400": list(statuses.values()).count(400),
+                "not_400": {size: s for size, s in statuses.items() if s != 400},
+                "huge_well_formed_status_and_s": huge, "body_timeout_s": BODY_TIMEOUT_S,
+                "body_bound_bytes": MAX_BODY_BYTES, "healthz_after": health,
                 "healthz_after_ms": round((time.monotonic() - started) * 1000, 1)}
     finally:
         stop(process)
@@ -187,32 +234,75 @@ def service(tmp: Path) -> dict:
         victim.close()
 
 
-def moved(tmp: Path, count: int = 1000) -> dict:
-    process, port = serve(tmp / "store", "--workers", "1", "--timeout", "10")
-    idle = []
+def query_on_each(socks: list[socket.socket], query: str, within_s: float) -> int:
+    """Send `query` on every connection at once, then count the 200 answers in `within_s`."""
+    for sock in socks:
+        sock.sendall(request("/query?" + urlencode({"query": query})))
+    deadline, answered = time.monotonic() + within_s, 0
+    for sock in socks:
+        try:
+            answered += response(sock, max(0.05, deadline - time.monotonic()))[0] == 200
+        except TimeoutError:
+            pass
+    return answered
+
+
+def idle(tmp: Path, count: int = 1000) -> dict:
+    # the idle connections are kept alive longer than the run (the default is 10 s)
+    process, port = serve(tmp / "store", "--timeout", str(IDLE_TIMEOUT_S),
+                          "--header-timeout", "120")
+    socks = []
     try:
-        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
-        for sock in idle:
-            sock.sendall(request("/healthz"))
-        assert all(status_of(sock) == 200 for sock in idle)
-        runaway = socket.create_connection(("127.0.0.1", port))
-        runaway.sendall(request("/query?" + urlencode({"query": RUNAWAY})))
+        socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+        served = query_on_each(socks, ASK, 60)
+        processes = set(descendants(process.pid))
+        with socket.create_connection(("127.0.0.1", port)) as runaway:
+            started = time.monotonic()
+            runaway.sendall(request("/query?" + urlencode({"query": RUNAWAY})))
+            runaway_status = response(runaway, 60)[0]
+        runaway_s = time.monotonic() - started
         started = time.monotonic()
-        for sock in idle:
-            sock.sendall(request("/query?" + urlencode({"query": ASK})))
-        answered = 0
-        for sock in idle:
-            try:
-                answered += status_of(sock, max(0.05, started + 9 - time.monotonic())) == 200
-            except TimeoutError:
-                pass
-        return {"idle_connections_moved": count, "answered_200": answered,
-                "within_s": round(time.monotonic() - started, 2),
-                "runaway_status": status_of(runaway, 30)}
+        answered = query_on_each(socks, ASK, 60)
+        after = set(descendants(process.pid))
+        return {"idle_connections": count, "served_once_200": served,
+                "runaway_status": runaway_status, "runaway_refused_after_s": round(runaway_s, 2),
+                "timeout_s": IDLE_TIMEOUT_S,
+                "processes_ended": len(processes - after),
+                "processes_started": len(after - processes),
+                "then_answered_200": answered,
+                "all_answered_in_s": round(time.monotonic() - started, 2)}
     finally:
-        for sock in idle:
+        for sock in socks:
             sock.close()
         stop(process)
+
+
+def read_slowly(port: int, query: str, accept: str) -> dict:
+    """Ask `query` on a new connection and read the answer slowly (a 64 KB receive buffer,
+    a pause every 256 KB): its status, bytes announced and delivered, and the time taken."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        started = time.monotonic()
+        sock.sendall(request("/query?" + urlencode({"query": query}), f"Accept: {accept}\r\n"))
+        sock.settimeout(60)
+        data = bytearray()
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(4096)
+        head, _, rest = bytes(data).partition(b"\r\n\r\n")
+        body = bytearray(rest)
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length")))
+        reads = 0
+        while len(body) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+            reads += 1
+            if reads % 4 == 0:
+                time.sleep(0.005)  # a slow reader: the server's writes must wait
+    return {"status": int(head.split(b" ", 2)[1]), "announced_bytes": length,
+            "delivered_bytes": len(body), "read_in_s": round(time.monotonic() - started, 2)}
 
 
 def large(tmp: Path, before: int = 1099) -> dict:
@@ -220,36 +310,16 @@ def large(tmp: Path, before: int = 1099) -> dict:
     binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(doublings))
     query = (f'SELECT ?s{doublings} WHERE {{ VALUES ?row {{ 1 2 3 4 5 6 7 8 }} '
              f'BIND("{"x" * 64}" AS ?s0) {binds} }}')
-    process, port = serve(tmp / "store", "--workers", "1")
+    process, port = serve(tmp / "store")
     idle = []
     try:
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(before)]
         for sock in idle:
             sock.sendall(request("/healthz"))
-        assert all(status_of(sock) == 200 for sock in idle)
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-            started = time.monotonic()
-            sock.sendall(request("/query?" + urlencode({"query": query}),
-                                 "Accept: text/csv\r\n"))
-            sock.settimeout(60)
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += sock.recv(4096)
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length")))
-            reads = 0
-            while len(body) < length:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                body += chunk
-                reads += 1
-                if reads % 4 == 0:
-                    time.sleep(0.005)  # a slow reader: the server's writes must wait
-        return {"connection_number": before + 1, "announced_bytes": length,
-                "delivered_bytes": len(body), "read_in_s": round(time.monotonic() - started, 2)}
+        assert all(response(sock)[0] == 200 for sock in idle)
+        return {"connection_number": before + 1, **{  # each alone beside the idle ones
+            accept: read_slowly(port, query, accept)
+            for accept in ("text/csv", "application/sparql-results+json")}}
     finally:
         for sock in idle:
             sock.close()
@@ -269,19 +339,23 @@ def _hold_silent(port: int, count: int, opened: multiprocessing.Queue,
     opened.put(len(socks))
     last, statuses = 0.0, {}
     for sock in socks:  # each is answered (408/503) or closed; wait for all of them
-        sock.settimeout(60)
+        sock.settimeout(120)
+        data = b""
         try:
-            data = sock.recv(64)
-        except OSError:
-            data = b"reset"
-        key = data[:12].decode(errors="replace") or "closed"
-        statuses[key] = statuses.get(key, 0) + 1
+            while chunk := sock.recv(4096):
+                data += chunk
+        except OSError as exc:
+            data += f" ({type(exc).__name__})".encode()
+        # e.g. "408 error: request headers not received in time"
+        status, _, rest = data.partition(b"\r\n\r\n")
+        key = f"{status[9:12].decode()} {rest.decode(errors='replace').strip()}".strip()
+        statuses[key or "closed"] = statuses.get(key or "closed", 0) + 1
         last = time.monotonic()
     closed.put((last, statuses))
 
 
 def silent(tmp: Path, count: int = 25_000, clients: int = 2) -> dict:
-    process, port = serve(tmp / "store")
+    process, port = serve(tmp / "store", descriptors=DESCRIPTORS)
     base = f"http://127.0.0.1:{port}"
     try:
         opened, closed = multiprocessing.Queue(), multiprocessing.Queue()
@@ -322,62 +396,16 @@ def silent(tmp: Path, count: int = 25_000, clients: int = 2) -> dict:
             for key, value in part.items():
                 statuses[key] = statuses.get(key, 0) + value
         return {"silent_connections": total, "opened_in_s": round(opened_s, 1),
-                "their_answers": statuses,
+                "server_descriptors": DESCRIPTORS,
+                "connection_cap": connection_cap(DESCRIPTORS), "their_answers": statuses,
                 "last_closed_after_s": round(max(last for last, _ in results) - started, 1),
-                "header_timeout_s": 10.0,
+                "last_closed_after_all_opened_s": round(
+                    max(last for last, _ in results) - started - opened_s, 1),
+                "header_timeout_s": DEFAULT_HEADER_TIMEOUT_S,
                 "fresh_reads": {str(s): reads.count(s) for s in set(reads)},
                 "authenticated_writes": {str(s): writes.count(s) for s in set(writes)}}
     finally:
         stop(process)
-
-
-def _worker_loop(block_fd: int, seen: multiprocessing.Queue) -> None:
-    import mmap
-
-    state = WorkerState(mmap.mmap(block_fd, len(states_block(1))), 0)
-    step = 0
-    while True:
-        step += 1
-        state.begin(step, float(step), 0.0)
-        state.writing()
-        if state.retiring():
-            seen.put(step)  # seen; then wait until the owner clears it, and say so
-            while state.retiring():
-                pass
-            seen.put(-step)
-        state.end()
-
-
-def retire(rounds: int = 10_000) -> dict:
-    memfd = os.memfd_create("attack-states")
-    os.ftruncate(memfd, len(states_block(1)))
-    import mmap
-
-    owner = WorkerState(mmap.mmap(memfd, len(states_block(1))), 0)
-    seen: multiprocessing.Queue = multiprocessing.Queue()
-    worker = multiprocessing.Process(target=_worker_loop, args=(memfd, seen))
-    worker.start()
-    lost = 0
-    try:
-        for _ in range(rounds):
-            os.kill(worker.pid, signal.SIGSTOP)
-            while Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] \
-                    not in "tT":
-                pass
-            owner.retire()
-            os.kill(worker.pid, signal.SIGCONT)
-            try:
-                seen.get(timeout=1.0)
-            except queue.Empty:  # the order was lost: the worker never saw it
-                lost += 1
-                owner.clear()
-                continue
-            owner.clear()
-            seen.get(timeout=10.0)  # the worker goes on
-    finally:
-        worker.kill()
-        worker.join()
-    return {"rounds": rounds, "retire_orders_lost": lost}
 
 
 def writes(tmp: Path, count: int = 200) -> dict:
@@ -413,8 +441,8 @@ def writes(tmp: Path, count: int = 200) -> dict:
         stop(process)
 
 
-PARTS = {"chunks": chunks, "service": service, "moved": moved, "large": large,
-         "silent": silent, "retire": lambda tmp: retire(), "writes": writes}
+PARTS = {"chunks": chunks, "service": service, "idle": idle, "large": large, "silent": silent,
+         "writes": writes}
 
 
 def main() -> None:

@@ -1,25 +1,23 @@
 """`kgctl serve` against `oxigraph serve` on identical MOP-30 data, in one run (loopback only),
-beside three deliberately simple designs (scripts/simple_service.py): uvicorn running kgctl's
-app in one process, answering queries inline (``simple``), in a pool of as many processes as
-kgctl has workers (``simple-pool``), or in as many long-lived worker processes that are
-killed at the deadline (``pool-kill``).
+beside two deliberately simple designs (scripts/simple_service.py): uvicorn running kgctl's
+app in one process, answering queries inline (``simple``) or in a pool of as many processes as
+kgctl has workers (``simple-pool``).
 
 All servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
 tools, kgctl.service.seed). One load generator (uvloop + httptools, keep-alive connections)
 measures, interleaving the servers round by round (ratios: each over oxigraph):
   1. single-client latency of ``ASK {}`` (median of the p50s on 5 fresh connection pairs, and
-     the ratio on each pair) and of each read-out query (queries/*.rq, run on a paper's graph
-     as default graph, papers in turn): p50 per server and the ratio;
+     the ratio on each pair) and of each read-out query (domains/mop30/readout/*.rq, on a
+     paper's graph as default graph, papers in turn): p50 per server and the ratio;
   2. ``ASK {}`` throughput with 50 connections;
   3. the mixed read-out workload (read-out queries on every paper, the page's examples)
      throughput with 50 connections;
 then, for ``simple`` and ``simple-pool``, a cheap probe's latency while as many runaway
-queries run as it has processes (neither stops a query); then kgctl and ``pool-kill``, one
-after the other, with their default workers and again
-with 2 and 4 (fresh servers): 24 concurrent runaway queries (timeout 2 s) while a probe asks a
-cheap query every 0.1 s; the worst probe latency and, 10 s after the deadline, how many of
-the server's processes still burn CPU. The load average before and after is printed (the machine
-may be shared).
+queries run as it has processes (neither stops a query); then kgctl with its default workers
+and again with 2 and 4 (fresh servers): 24 concurrent runaway queries (timeout 2 s) while a
+probe asks a cheap query every 0.1 s; the worst probe latency and, 10 s after the deadline,
+how many of the server's processes still burn CPU. The load average before and after is
+printed (the machine may be shared).
 
 Run: python scripts/bench_service.py
 """
@@ -67,7 +65,7 @@ RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?
 PROBE = "ASK { GRAPH ?g { ?s a <https://www.theworldavatar.com/kg/OntoSyn/HeatChill> } }"
 PAPER_PREFIX = "https://w3id.org/kgctl/paper/"
 SIMPLE = Path(__file__).with_name("simple_service.py")
-SIMPLE_DESIGNS = {"simple": "inline", "simple-pool": "pool", "pool-kill": "pool-kill"}
+SIMPLE_DESIGNS = {"simple": "inline", "simple-pool": "pool"}
 UNSTOPPABLE = {"simple": 1, "simple-pool": DEFAULT_WORKERS}  # processes a runaway can hold
 STARVED_S = 10.0
 
@@ -293,8 +291,7 @@ def wait_ready(port: int, process: subprocess.Popen) -> None:
 
 def start_servers(tmp: Path) -> tuple[dict[str, int], dict[str, subprocess.Popen]]:
     quads = pack_quads()
-    for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS), *SIMPLE_DESIGNS):  # pool-kill's
-        # bursts reopen its store read-only
+    for name in ("kgctl", *(f"kgctl-{n}" for n in BURST_WORKERS), *SIMPLE_DESIGNS):
         store = Store(str(tmp / name))
         store.extend(quads)
         store.flush()
@@ -323,22 +320,21 @@ def start_kgctl(store: Path, port: int, *options: str) -> subprocess.Popen:
         stderr=subprocess.DEVNULL)
 
 
-def start_simple(tmp: Path, name: str, port: int, workers: int = DEFAULT_WORKERS):
+def start_simple(tmp: Path, name: str, port: int):
     return subprocess.Popen(
         [sys.executable, str(SIMPLE), str(tmp / name), str(port), "--design",
-         SIMPLE_DESIGNS[name], "--processes", str(workers), "--timeout", str(TIMEOUT_S)],
+         SIMPLE_DESIGNS[name], "--processes", str(DEFAULT_WORKERS)],
         stderr=subprocess.DEVNULL, start_new_session=True)  # its processes are stopped with it
 
 
-async def burst_with_workers(tmp: Path, name: str, workers: int) -> dict:
+async def burst_with_workers(tmp: Path, workers: int) -> dict:
     port = free_port()
-    process = start_kgctl(tmp / f"kgctl-{workers}", port, "--workers", str(workers)) \
-        if name == "kgctl" else start_simple(tmp, name, port, workers)
+    process = start_kgctl(tmp / f"kgctl-{workers}", port, "--workers", str(workers))
     try:
         wait_ready(port, process)
         return await runaways(port, process.pid)
     finally:
-        stop(name, process)
+        stop("kgctl", process)
 
 
 def readout_targets(papers: list[str]) -> dict[str, list[str]]:
@@ -360,8 +356,7 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     pairs = [await single_client(ports, ask * (ROUNDS_ASK // ASK_CONNECTIONS))
              for _ in range(ASK_CONNECTIONS)]
     latency = {"ASK {}": {name: statistics.median(p[name] for p in pairs) for name in ports}}
-    pair_ratios = {name: sorted(round(p[name] / p["oxigraph"], 2) for p in pairs)
-                   for name in ("kgctl", "pool-kill")}
+    pair_ratios = sorted(round(p["kgctl"] / p["oxigraph"], 2) for p in pairs)
     for name, targets in readouts.items():
         rounds = (targets * (ROUNDS_READOUT // len(targets) + 1))[:ROUNDS_READOUT]
         latency[name] = await single_client(ports, rounds)
@@ -380,12 +375,10 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     }
     for name in UNSTOPPABLE:  # their runaways go on: stop them before the bursts
         stop(name, processes.pop(name))
-    for name in ("kgctl", "pool-kill"):  # kgctl's burst with pool-kill idle, then pool-kill's
-        figures[f"runaway_burst_{name}"] = await runaways(ports[name], processes[name].pid)
-        stop(name, processes.pop(name))
+    figures["runaway_burst_kgctl"] = await runaways(ports["kgctl"], processes["kgctl"].pid)
+    stop("kgctl", processes.pop("kgctl"))
     for n in BURST_WORKERS:
-        for name in ("kgctl", "pool-kill"):
-            figures[f"runaway_burst_{name}_{n}_workers"] = await burst_with_workers(tmp, name, n)
+        figures[f"runaway_burst_kgctl_{n}_workers"] = await burst_with_workers(tmp, n)
     return figures
 
 

@@ -87,9 +87,10 @@ def sample_store(path: Path | None = None) -> ServedStore:
 @contextmanager
 def live_server(store: ServedStore | Path, config: ServiceConfig | None = None
                 ) -> Iterator[str]:
-    """Serve a store directory on 127.0.0.1 in a thread; yields the base URL; stops after."""
+    """Serve a store directory on 127.0.0.1 in a thread (two query workers unless `config`
+    says otherwise); yields the base URL; stops after."""
     server = Server(store.path if isinstance(store, ServedStore) else store,
-                    config or ServiceConfig())
+                    config or ServiceConfig(workers=2))
     listener = listen("127.0.0.1", 0)
     port = listener.getsockname()[1]
     thread = threading.Thread(target=server.run, args=(listener,), daemon=True)

@@ -21,7 +21,7 @@ from pyoxigraph import Store
 from service_helpers import STARTUP_S, free_port, live_server, sample_store
 
 from kgctl.service.config import ServiceConfig
-from kgctl.service.room import Room
+from kgctl.service.pool import Pool
 
 TIMEOUT_S = 0.5
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }"
@@ -160,7 +160,7 @@ def test_slow_body_is_refused(url: str) -> None:
 
 
 def descendants(root: int) -> list[int]:
-    """Every live process started under `root` (the spawner and the workers)."""
+    """Every live process started under `root` (the writer, the fork server, the workers)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -276,7 +276,7 @@ def test_workers_end_with_a_killed_server(tmp_path: Path) -> None:
                                                             params={"query": RUNAWAY},
                                                             timeout=STARTUP_S))
     spawned = descendants(process.pid)
-    assert len(spawned) >= 2  # the spawner and its workers
+    assert len(spawned) >= 3  # the writer, the fork server and its workers
     before = {pid: cpu_ticks(pid) for pid in spawned}
     runaway.start()
     started = time.monotonic()
@@ -323,8 +323,8 @@ def start_serve(directory: Path, *args: str, descriptors: int | None = None
 def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_dropped(
         tmp_path: Path) -> None:
     """More silent connections than descriptors allow: the oldest are cut off (408) so fresh
-    reads and writes are answered; when every connection is busy, new ones are answered 503
-    (never closed without a status)."""
+    reads and writes are answered; a crowd that asks at once is answered, 200 or 503 (never
+    closed without a status). Who gives way is `Room`'s (tests/test_service_http.py)."""
     sample_store(tmp_path)
     process, url = start_serve(tmp_path, "--update-token", "t", descriptors=DESCRIPTORS)
     port = int(url.rsplit(":", 1)[1])
@@ -340,9 +340,6 @@ def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_droppe
         assert crowd[0].recv(4096).startswith(b"HTTP/1.1 408")
         for sock in crowd:
             sock.close()
-        # now a crowd of idle keep-alive connections, which nothing may cut off: each asks at
-        # once (opened all first, the earliest would be silent for as long as the opening
-        # takes on a busy machine, and may rightly be cut off for room)
         crowd = []
         for _ in range(IDLE_CROWD):
             crowd.append(socket.create_connection(("127.0.0.1", port)))
@@ -351,12 +348,8 @@ def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_droppe
         for sock in crowd:
             sock.settimeout(READ_S)
             statuses.append(sock.recv(4096)[:12])
-        assert set(statuses) == {b"HTTP/1.1 200", b"HTTP/1.1 503"}
-        assert statuses[0] == b"HTTP/1.1 200"
-        write = httpx.post(f"{url}/update", content="INSERT DATA { <urn:a> <urn:b> <urn:d> }",
-                           headers={"Content-Type": "application/sparql-update",
-                                    "Authorization": "Bearer t"})
-        assert write.status_code == 503 and write.text.startswith("error: server busy")
+        assert set(statuses) <= {b"HTTP/1.1 200", b"HTTP/1.1 503"}
+        assert statuses[0] == b"HTTP/1.1 200" and b"HTTP/1.1 503" in statuses
     finally:
         for sock in crowd:
             sock.close()
@@ -380,13 +373,22 @@ def test_sigterm_stops_a_server_busy_with_an_update_which_is_not_applied(
     marker = "urn:kgctl:test:long-update"
     update = (f"INSERT {{ <{marker}> <{marker}> ?n }} WHERE {{ SELECT (COUNT(*) AS ?n) "
               "WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } } }")
-    sender = threading.Thread(target=lambda: pytest.raises(
-        httpx.TransportError, httpx.post, f"{url}/update", content=update, timeout=STARTUP_S,
-        headers={"Content-Type": "application/sparql-update", "Authorization": "Bearer t"}))
-    before = descendants_cpu_ticks(process.pid)  # the update runs in the writer process
+    answers: list[int] = []
+
+    def send() -> None:  # answered 500 (nothing written) or cut off as the service stops
+        try:
+            answers.append(httpx.post(f"{url}/update", content=update, timeout=STARTUP_S,
+                                      headers={"Content-Type": "application/sparql-update",
+                                               "Authorization": "Bearer t"}).status_code)
+        except httpx.TransportError:
+            answers.append(0)
+
+    sender = threading.Thread(target=send)
+    writer, = (pid for pid in descendants(process.pid) if b"store_writer" in command(pid))
+    before = cpu_ticks(writer)  # the update runs in the writer process
     sender.start()
     started = time.monotonic()
-    while descendants_cpu_ticks(process.pid) - before < CLOCK_TICKS // 2:
+    while cpu_ticks(writer) - before < CLOCK_TICKS // 2:
         assert time.monotonic() - started < STARTUP_S, "the update did not start"
         time.sleep(0.05)
     stopping = time.monotonic()
@@ -395,48 +397,50 @@ def test_sigterm_stops_a_server_busy_with_an_update_which_is_not_applied(
     assert time.monotonic() - stopping < STOP_S
     assert b"not applied" in stderr and b"Traceback" not in stderr, stderr.decode()
     sender.join(STARTUP_S)
+    assert answers in ([0], [500])
     assert not Store.read_only(str(tmp_path)).query(f"ASK {{ <{marker}> ?p ?o }}")
 
 
-def test_a_worker_stopped_by_sigstop_is_replaced_and_its_connections_answered(
-        store: Store) -> None:
+def test_workers_stopped_by_sigstop_are_replaced(store: Store) -> None:
+    """Every query worker frozen by someone else, idle: each is killed within about a second
+    and replaced, and a query is answered."""
     before = set(descendants(os.getpid()))
     with live_server(sample_store(), ServiceConfig(workers=1)) as base:
-        port = int(base.rsplit(":", 1)[1])
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            sock.settimeout(READ_S)
-            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-            spawner, = (pid for pid in set(descendants(os.getpid())) - before
-                        if parent(pid) == os.getpid() and b"spawner" in
-                        Path(f"/proc/{pid}/cmdline").read_bytes())
-            # the worker serving the connection holds one descriptor more than the spare
-            worker = max((pid for pid in descendants(spawner) if parent(pid) == spawner),
-                         key=lambda pid: len(os.listdir(f"/proc/{pid}/fd")))
-            started = time.monotonic()
-            while b"poll" not in Path(f"/proc/{worker}/wchan").read_bytes():  # idle
-                assert time.monotonic() - started < READ_S
-                time.sleep(0.01)
+        assert httpx.get(f"{base}/query", params={"query": PROBE}).status_code == 200
+        # the fork server (a child of this process) forked the workers
+        workers = [pid for pid in set(descendants(os.getpid())) - before
+                   if b"forkserver" in command(parent(pid))]
+        assert len(workers) == 2  # a seat and a spare
+        for worker in workers:
             os.kill(worker, signal.SIGSTOP)
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            started = time.monotonic()
-            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-            assert time.monotonic() - started < 5.0
-            while alive(worker):  # killed: its connection moved before its exit ended
-                assert time.monotonic() - started < 5.0
-                time.sleep(0.01)
+        started = time.monotonic()
+        while any(alive(worker) for worker in workers):
+            assert time.monotonic() - started < READ_S
+            time.sleep(0.05)
+        answer = httpx.get(f"{base}/query", params={"query": PROBE}, timeout=READ_S)
+        assert answer.status_code == 200
 
 
 def parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:  # it ended
+        return 0
 
 
-def test_a_failing_watchdog_round_keeps_deadlines_and_fails_healthz(
+def command(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_failing_watchdog_step_keeps_deadlines_and_fails_healthz(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self, now: float) -> None:
+    def broken(self, now: float) -> list:
         raise RuntimeError("a fault in the watchdog")
 
-    monkeypatch.setattr(Room, "crowded", broken)
+    monkeypatch.setattr(Pool, "check", broken)
     with live_server(sample_store(), ServiceConfig(timeout_s=TIMEOUT_S, workers=2)) as base:
         started = time.monotonic()
         answer = httpx.get(f"{base}/query", params={"query": RUNAWAY}, timeout=READ_S)

@@ -1,5 +1,5 @@
 """The HTTP service (the routes: docs/service.md). Each query worker runs this app over a
-read-only view and answers the reads; the owning process runs it with the writer process's
+read-only view and answers the reads; the serving process runs it with the writer process's
 dataset and answers the writes."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 from pyoxigraph import RdfFormat
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -50,7 +50,7 @@ from kgctl.service.execution import (
 )
 from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
-from kgctl.service.hosts import HostGuard, request_url
+from kgctl.service.hosts import request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, parse_operation
 from kgctl.service.update_dataset import with_dataset
@@ -102,11 +102,11 @@ class Service:
         finally:
             self._written()
 
-    async def body(self, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
-        """The request body (already received whole, within the body timeout), 413 past
-        `limit`."""
+    async def body(self, scope: Scope, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes:
+        """The request body (received within the body timeout), 413 past `limit` or as soon
+        as its Content-Length says it would be."""
         try:
-            return await read_body(receive, limit)
+            return await read_body(receive, limit, header(scope, b"content-length"))
         except BodyTooLarge as exc:
             raise HttpProblem(HTTP_TOO_LARGE, str(exc)) from None
 
@@ -128,7 +128,7 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         params = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         if method in ("GET", "HEAD") and not params:
             return await description(scope, send)
-        body = await service.body(receive) if method == "POST" else b""
+        body = await service.body(scope, receive) if method == "POST" else b""
         operation = parse_operation(method, header(scope, b"content-type"), params, body,
                                     accept=header(scope, b"accept"), union=config.union_default,
                                     base_iri=service.base_iri(scope))
@@ -141,10 +141,11 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         await respond(send, reply.status, reply.media_type, reply.body)
 
     async def update_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        service.authorise(scope)  # before a body is read
         operation = parse_operation("POST", header(scope, b"content-type"),
                                     parse_qsl(scope["query_string"].decode("latin-1"),
                                               keep_blank_values=True),
-                                    await service.body(receive))
+                                    await service.body(scope, receive))
         if not isinstance(operation, UpdateRequest):
             raise HttpProblem(HTTP_BAD_REQUEST, "this endpoint takes updates; queries go to "
                               "/query or /sparql")
@@ -182,6 +183,9 @@ def create_app(dataset: Dataset, config: ServiceConfig,
     async def examples(request: Request) -> Response:
         return JSONResponse(list(config.examples))
 
+    async def gone(request: Request, exc: Exception) -> Response:
+        return Response(status_code=HTTP_BAD_REQUEST)  # the client went away: nobody reads it
+
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HttpProblem)
         return PlainTextResponse(f"error: {exc}\n", status_code=exc.status,
@@ -205,8 +209,8 @@ def create_app(dataset: Dataset, config: ServiceConfig,
                  "/update": sparql(update_endpoint, "POST")}
     assert set(endpoints) == DIRECT_PATHS
     app: Handler = Front(endpoints, Starlette(routes=routes,
-                                              exception_handlers={HttpProblem: problem}))
-    app = HostGuard(app, allowed=config.allowed_hosts)
+                                              exception_handlers={HttpProblem: problem,
+                                                                  ClientDisconnect: gone}))
     if config.cors_origins:
         app = CORSMiddleware(app, allow_origins=list(config.cors_origins),
                              allow_methods=["GET", "POST"],
@@ -223,6 +227,8 @@ def sparql(endpoint: Handler, methods: str) -> Handler:
             if scope["method"] not in allowed:
                 raise HttpProblem(HTTP_METHOD_NOT_ALLOWED, f"use {methods.replace(', ', ' or ')}")
             await endpoint(scope, receive, send)
+        except ClientDisconnect:  # nothing to answer
+            return
         except HttpProblem as exc:
             headers = {"Allow": methods} if exc.status == HTTP_METHOD_NOT_ALLOWED \
                 else problem_headers(exc)

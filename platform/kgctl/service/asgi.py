@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
+from starlette.requests import ClientDisconnect
+
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -39,13 +41,16 @@ def content_type(media_type: str) -> bytes:
     return media_type.encode("latin-1")
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body; BodyTooLarge as soon as it passes `limit` bytes."""
+async def read_body(receive: Receive, limit: int, length: str | None = None) -> bytes:
+    """The whole request body; BodyTooLarge as soon as it passes `limit` bytes (or its
+    announced `length` does), ClientDisconnect if the client went away before its end."""
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise BodyTooLarge(f"request body over {limit} bytes")
     chunks, size, more = [], 0, True
     while more:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            raise ClientDisconnect()
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

@@ -43,15 +43,16 @@ SECONDS = click.FloatRange(min=0, min_open=True)
               help=f"Enable SPARQL Update and Graph Store writes for clients sending this bearer "
                    f"token (or set {TOKEN_ENV}). Without it writes are refused.")
 @click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
-              type=SECONDS, help="Query time limit in seconds (the query's process is killed).")
+              type=SECONDS, help="Time limit in seconds of a query (counted from its arrival) or "
+              "write; its process is killed at the limit.")
 @click.option("--max-rows", default=DEFAULT_MAX_ROWS, show_default=True,
               type=click.IntRange(min=1), help="Most result rows (or triples) a query returns.")
 @click.option("--max-bytes", default=DEFAULT_MAX_BYTES, show_default=True,
               type=click.IntRange(min=1), help="Largest serialised result (and graph upload).")
 @click.option("--workers", default=DEFAULT_WORKERS, show_default=True,
               type=click.IntRange(min=1),
-              help="Worker processes that accept connections and answer them (two per CPU "
-                   "core, at most 16, by default).")
+              help="Query worker processes answering at once, one request each (two per CPU "
+                   "core, at most 16, by default); as many more wait started as spares.")
 @click.option("--long-queries", default=DEFAULT_LONG_QUERIES, show_default=True,
               type=click.IntRange(min=1),
               help="Queries allowed to run longer than a quarter second at once; more are 503.")

@@ -14,7 +14,7 @@ from kgctl.service.static_examples import load_examples, ontology_prefixes
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_ROWS = 100_000
 DEFAULT_MAX_BYTES = 64_000_000
-DEFAULT_WORKERS = min(16, 2 * (os.cpu_count() or 1))  # each multiplexes its connections
+DEFAULT_WORKERS = min(16, 2 * (os.cpu_count() or 1))  # each answers one request at a time
 DEFAULT_LONG_QUERIES = 2
 DEFAULT_WORKER_MEMORY_MB = 4096
 DEFAULT_HEADER_TIMEOUT_S = 10.0

@@ -73,7 +73,7 @@ def graph_store_routes(service: Service) -> list[Route]:
         """PUT or POST the request's body into the graph `name`; True when it is new."""
         service.authorise(request.scope)  # before reading a body that may be large
         content_type = request.headers.get("content-type") or ""
-        body = await service.body(request.receive, service.config.max_bytes)
+        body = await service.body(request.scope, request.receive, service.config.max_bytes)
         parts = _form_parts(content_type, body) if request.method == "POST" and \
             content_type.lower().startswith(FORM_DATA) else [(_format_of(content_type), body)]
         graph = DefaultGraph() if name is None else iri(name)

@@ -38,9 +38,13 @@ class HostGuard:
         self.allowed = frozenset(a.lower() for a in allowed)
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and ANY not in self.allowed:
-            header = next((v for k, v in scope["headers"] if k == b"host"), b"")
-            if host_name(header.decode("latin-1")) not in self.allowed:
+        if scope["type"] == "http":
+            header = next((v for k, v in scope["headers"] if k == b"host"), None)
+            if header is None and scope["http_version"] == "1.1":  # RFC 9112
+                return await respond(send, HTTP_BAD_REQUEST, "text/plain", b"error: an "
+                                     b"HTTP/1.1 request needs a Host header\n")
+            if ANY not in self.allowed \
+                    and host_name((header or b"").decode("latin-1")) not in self.allowed:
                 return await respond(send, HTTP_BAD_REQUEST, "text/plain", b"error: this "
                                      b"server does not answer for that Host header (start it "
                                      b"with --allowed-host NAME)\n")

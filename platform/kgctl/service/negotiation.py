@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import TypeVar
 
 from pyoxigraph import QueryResultsFormat, RdfFormat
@@ -56,11 +57,12 @@ FORMAT_NAMES: dict[str, str] = {
 _DEFAULT_Q = 1.0
 
 
-def parse_accept(header: str) -> list[tuple[str, float]]:
+@lru_cache(maxsize=256)  # clients send a few Accept headers, over and over
+def parse_accept(header: str) -> tuple[tuple[str, float], ...]:
     """Media ranges of an Accept header, best first (stable for equal q).
 
     >>> parse_accept("text/csv;q=0.2, application/json , */*;q=0.1")
-    [('application/json', 1.0), ('text/csv', 0.2), ('*/*', 0.1)]
+    (('application/json', 1.0), ('text/csv', 0.2), ('*/*', 0.1))
     """
     ranges: list[tuple[str, float]] = []
     for part in header.split(","):
@@ -77,7 +79,7 @@ def parse_accept(header: str) -> list[tuple[str, float]]:
                     quality = 0.0
         if quality > 0:
             ranges.append((media.lower(), quality))
-    return sorted(ranges, key=lambda item: -item[1])
+    return tuple(sorted(ranges, key=lambda item: -item[1]))
 
 
 def negotiate(accept: str | None, offers: Mapping[str, F]) -> F | None:

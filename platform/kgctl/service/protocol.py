@@ -72,50 +72,47 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
     `base_iri` resolves relative IRIs of a query."""
     media = (content_type or "").split(";")[0].strip().lower()
     fields = list(params)
-    direct: tuple[str, str] | None = None
     if method == "POST":
         if media == FORM:
             fields += parse_qsl(_text(body), keep_blank_values=True)
         elif media == DIRECT_QUERY:
-            direct = ("query", _text(body))
+            fields.append(("query", _text(body)))
         elif media == DIRECT_UPDATE:
-            direct = ("update", _text(body))
+            fields.append(("update", _text(body)))
         else:
             raise HttpProblem(HTTP_UNSUPPORTED_MEDIA,
                               f"unsupported Content-Type {content_type!r}; use {FORM}, "
                               f"{DIRECT_QUERY} or {DIRECT_UPDATE}")
-    queries = _values(fields, "query") + ([direct[1]] if direct and direct[0] == "query" else [])
-    updates = _values(fields, "update") + ([direct[1]] if direct and direct[0] == "update" else [])
+    values: dict[str, list[str]] = {}
+    for key, value in fields:
+        values.setdefault(key, []).append(value)
+    queries, updates = values.get("query", []), values.get("update", [])
     if queries and updates:
         raise HttpProblem(HTTP_BAD_REQUEST, "send a query or an update, not both")
     if updates:
         if method != "POST":
             raise HttpProblem(HTTP_BAD_REQUEST, "updates must be sent with POST")
         return UpdateRequest(update=_single(updates, "update"),
-                             using_graphs=tuple(_values(fields, "using-graph-uri")),
-                             using_named_graphs=tuple(_values(fields, "using-named-graph-uri")))
+                             using_graphs=tuple(values.get("using-graph-uri", ())),
+                             using_named_graphs=tuple(values.get("using-named-graph-uri", ())))
     if not queries:
         raise HttpProblem(HTTP_BAD_REQUEST, "missing 'query' parameter: send ?query=... (GET), "
                           f"a form with query=... (POST) or a body of type {DIRECT_QUERY}")
-    formats, views = _values(fields, "format"), _values(fields, "view")
+    formats, views = values.get("format", []), values.get("view", [])
     bad = [v for v in views if v not in VIEWS]
     if bad:
         raise HttpProblem(HTTP_BAD_REQUEST, f"unknown view {bad[0]!r}: choose "
                           f"{' or '.join(VIEWS)}")
     return QueryRequest(
         query=_single(queries, "query"),
-        default_graphs=tuple(_values(fields, "default-graph-uri")),
-        named_graphs=tuple(_values(fields, "named-graph-uri")),
-        union=union or _flag(_values(fields, "union-default-graph")),
+        default_graphs=tuple(values.get("default-graph-uri", ())),
+        named_graphs=tuple(values.get("named-graph-uri", ())),
+        union=union or _flag(values.get("union-default-graph", [])),
         base_iri=base_iri,
         accept=accept,
         format=formats[-1] if formats else None,
         view=views[-1] if views else DEFAULT_VIEW,
     )
-
-
-def _values(fields: Params, name: str) -> list[str]:
-    return [value for key, value in fields if key == name]
 
 
 def _single(values: list[str], name: str) -> str:

@@ -90,7 +90,7 @@ class StoreWriter:
             if reply is None:
                 self._end(generation)
                 raise StoreError("the store writer stopped; nothing of that write was written")
-            (ok, value), _ = reply
+            ok, value = reply
             if ok:
                 return value
             raise value
@@ -108,9 +108,10 @@ class StoreWriter:
             self._stop()
             raise StoreError("the store writer did not start")
         reply = messages.receive(ours[WRITE])
-        if reply is None or reply[0] is not None:
+        if reply is not True:  # else why it did not start
             self._stop()
-            raise reply[0] if reply else StoreError("the store writer did not start")
+            raise reply if isinstance(reply, Exception) else \
+                StoreError("the store writer did not start")
 
     def _end(self, generation: int) -> None:
         """Kill the writer process `generation` and start a new one in the background."""
@@ -160,7 +161,7 @@ def main(path: str, write_fd: str, backup_fd: str, parent: str) -> None:
     except Exception as exc:  # told to the serving process, which reports it
         messages.send(channels[WRITE], exc)
         return
-    messages.send(channels[WRITE], None)  # ready
+    messages.send(channels[WRITE], True)  # ready
     threading.Thread(target=serve, args=(channels[BACKUP], dataset), daemon=True).start()
     serve(channels[WRITE], dataset)
 
@@ -179,7 +180,7 @@ def die_with(parent: int) -> None:
 
 def serve(channel: socket.socket, dataset) -> None:
     while (message := messages.receive(channel)) is not None:
-        (method, args, kwargs), _ = message
+        method, args, kwargs = message
         if method == "put_graph":
             args = (args[0], [(RdfFormat.from_media_type(m), d) for m, d in args[1]])
         try:

@@ -5,7 +5,7 @@ superseded longer than any request may run (docs/service.md)."""
 
 from __future__ import annotations
 
-import mmap
+import asyncio
 import os
 import shutil
 import sys
@@ -17,11 +17,7 @@ from pathlib import Path
 
 from kgctl.errors import StoreError
 from kgctl.service.store_writer import StoreWriter
-from kgctl.service.worker_state import set_generation, written
-
-
-def view_path(root: str | Path, generation: int) -> Path:
-    return Path(root) / str(generation)
+from kgctl.service.workers import view_path
 
 
 class Views:
@@ -65,16 +61,41 @@ def _running(pid: int) -> bool:
 
 
 class Checkpoints:
-    """The thread that makes a view after writes: `changed()` after each write."""
+    """After writes, a thread takes a view that holds them; a read waits (`fresh`) for the
+    view holding every write made before it arrived (a client reads its own writes)."""
 
-    def __init__(self, views: Views, block: mmap.mmap) -> None:
-        self._views, self._block = views, block
+    def __init__(self, views: Views, loop: asyncio.AbstractEventLoop) -> None:
+        self._views, self._loop = views, loop
+        self.written = self.published = 0  # writes made; writes the newest view holds
+        self._waiting: list[tuple[int, asyncio.Future]] = []
         self._wake, self._stopping = threading.Event(), False
         self._thread = threading.Thread(target=self._run, name="kgctl-views", daemon=True)
         self._thread.start()
 
     def changed(self) -> None:
+        """A write was made (in the event loop's thread)."""
+        self.written += 1
         self._wake.set()
+
+    async def fresh(self) -> int:
+        """The newest view, once it holds every write made so far."""
+        if self.published >= self.written:
+            return self.published
+        ready = self._loop.create_future()
+        self._waiting.append((self.written, ready))
+        return await ready
+
+    def _publish(self, holds: int) -> None:
+        self.published = holds
+        still = []
+        for wanted, ready in self._waiting:
+            if ready.done():
+                continue
+            if wanted <= holds:
+                ready.set_result(holds)
+            else:
+                still.append((wanted, ready))
+        self._waiting = still
 
     def _run(self) -> None:
         while True:
@@ -82,7 +103,7 @@ class Checkpoints:
             self._wake.clear()
             if self._stopping:
                 return
-            holds = written(self._block)
+            holds = self.written
             try:
                 self._views.take(holds)
             except StoreError as exc:  # its writer process was killed with a write
@@ -91,7 +112,7 @@ class Checkpoints:
             except OSError:  # logged; the next write tries again (readers wait, then 503)
                 traceback.print_exc(file=sys.stderr)
                 continue
-            set_generation(self._block, holds)
+            self._loop.call_soon_threadsafe(self._publish, holds)
 
     def close(self) -> None:
         self._stopping = True

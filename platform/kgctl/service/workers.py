@@ -1,216 +1,378 @@
-"""The driver of the supervisor's decisions (kgctl.service.supervision): it feeds it what the
-query workers do (their messages and ends, a watchdog tick every TICK_S) and carries out what
-it decides (fork, order, freeze, kill, retire, thaw, answer or close connections)."""
+"""The query workers: long-lived processes that answer the reads, one request at a time, each
+over a read-only view of the store, and the serving process's driver of them. A request
+travels over a socket pair; its deadline is the serving process's, which kills the worker
+when it passes (pyoxigraph cannot interrupt a query, a process can be killed). The decisions
+(which worker, when to stop or replace one) are `kgctl.service.pool`'s."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import ctypes
+import multiprocessing
+import os
+import pickle
 import resource
+import signal
 import socket
 import sys
-import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
 
-from kgctl.service import messages
-from kgctl.service import supervision as do
-from kgctl.service.exchange import simple_response
-from kgctl.service.room import Clock
-from kgctl.service.spawner import Spawner
-from kgctl.service.supervision import Action, Busy, Supervisor
-from kgctl.service.worker_handle import TICK_S, Worker
-from kgctl.service.worker_state import WorkerState, mark_watched, set_full
+from pyoxigraph import Store
 
-START_S = 60.0
-BACKLOG = 2048
-SLOTS = 4096
-Taker = Callable[[Clock, socket.socket], None]
+from kgctl.service.config import ServiceConfig
+from kgctl.service.execution import TEXT
+from kgctl.service.messages import SIZE, frame, send
+from kgctl.service.pool import (
+    FROZEN_CHECK_S,
+    Job,
+    Kill,
+    Pool,
+    Promote,
+    Retire,
+    Run,
+    Spawn,
+    Stop,
+)
+
+TICK_S = 0.01
+STALE_S = 2.0  # /healthz fails when the last good tick is older
+START_RETRY_S = 1.0
+PR_SET_PDEATHSIG = 1
+MEGABYTE = 1 << 20
+HTTP_SERVER_ERROR = 500
+# what a request carries to a worker: the view it must read and these fields of its scope
+NAMES = ("method", "path", "raw_path", "query_string", "headers", "http_version", "scheme",
+         "client", "server", "root_path")
+FIELDS = itemgetter(*NAMES)
+Reply = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
 
 
-class QueryWorkers:
-    """`size` pooled worker processes plus those retiring with a long request; `take`
-    receives the connections whose request must be answered by this process."""
+def view_path(root: str | Path, generation: int) -> Path:
+    return Path(root) / str(generation)
 
-    def __init__(self, spawner: Spawner, *, size: int, max_long: int, timeout_s: float,
-                 header_timeout_s: float, body_timeout_s: float, take: Taker) -> None:
-        self._spawner, self._size, self._take = spawner, size, take
-        self._plan = Supervisor(self, max_long=max_long, timeout_s=timeout_s,
-                                waits={"head": header_timeout_s, "body": body_timeout_s},
-                                descriptors=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-                                workers=size)
-        self._workers: dict[int, Worker] = {}
-        self._socks: dict[int, socket.socket] = {}  # the connections held, by number
-        self._keys = itertools.count(1)
-        self._free_slots = list(range(SLOTS - 1, -1, -1))
-        self._background: set[asyncio.Future] = set()
-        self._listening = False
 
-    async def start(self, listener: socket.socket) -> None:
-        """Start the workers and a spare, then listen: no connection waits for them."""
-        mark_watched(self._spawner.block, time.monotonic())
-        self._start(self._watch())
-        await asyncio.gather(*(self._add() for _ in range(self._size + 1)))
-        listener.listen(BACKLOG)
-        self._listening = True
-        for key in sorted(self._workers):
-            self._do(self._plan.started(key))
+# --- in the worker process -------------------------------------------------------------------
+
+
+def work(channel: socket.socket, views: str, generation: int, config: ServiceConfig) -> None:
+    """A worker: answers the requests its channel brings with the service's app over the
+    view each names, until the channel closes."""
+    # the fork server hands each child a descriptor that keeps the fork server running while
+    # the child lives: closed, the fork server ends with the serving process (even one killed
+    # by SIGKILL), and this worker with the fork server
+    os.closerange(3, channel.fileno())
+    os.closerange(channel.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which ends it
+    limit = config.worker_memory_mb * MEGABYTE
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    from kgctl.service.app import DIRECT_PATHS, create_app
+    from kgctl.service.dataset import Dataset
+
+    def opened(generation: int):
+        return create_app(Dataset(Store.read_only(str(view_path(views, generation)))), config)
+
+    loop, app = asyncio.new_event_loop(), opened(generation)
+    send(channel, None)  # ready
+    stream = channel.makefile("rb")
+    while head := stream.read(SIZE.size):
+        wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(head)[0]))
+        scope = dict(zip(NAMES, fields, strict=True), type="http", state={},
+                     asgi={"version": "3.0", "spec_version": "2.4"})
+        reply = Response()
+        try:
+            if wanted != generation:
+                app, generation = opened(wanted), wanted
+            answering = app(scope, reply.receive(body), reply.send)
+            if scope["path"] in DIRECT_PATHS:  # plain handlers: no event loop round trip
+                drive(answering, loop)
+            else:
+                loop.run_until_complete(answering)
+        except Exception:  # a fault of ours: logged, the client gets a 500
+            traceback.print_exc(file=sys.stderr)
+            reply = Response()
+        send(channel, (reply.status, reply.headers, b"".join(reply.body)) if reply.status
+              else refusal(HTTP_SERVER_ERROR, "internal server error"))
+
+
+@dataclass
+class Response:
+    """What an app answered, gathered whole."""
+
+    status: int = 0
+    headers: list | None = None
+    body: list | None = None
+
+    def receive(self, body: bytes):
+        """The ASGI receive of a request whose body is `body`: then nothing more comes."""
+        pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive() -> dict:
+            if pending:
+                return pending.pop()
+            return await asyncio.get_running_loop().create_future()
+        return receive
+
+    async def send(self, message: dict) -> None:
+        if message["type"] == "http.response.start":
+            self.status, self.headers, self.body = message["status"], \
+                list(message.get("headers", [])), []
+        elif message["type"] == "http.response.body":
+            self.body.append(bytes(message.get("body", b"")))
+
+
+def drive(coroutine, loop: asyncio.AbstractEventLoop) -> None:
+    """Run `coroutine` to its end: at once when it never waits, else on `loop` from where
+    it stopped. Only for code that needs no task of its own before it first waits."""
+    asyncio._set_running_loop(loop)  # what it creates belongs to `loop`
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration:
+        return
+    finally:
+        asyncio._set_running_loop(None)
+    loop.run_until_complete(_resume(coroutine, waiting_on))
+
+
+async def _resume(coroutine, waiting_on) -> None:
+    while True:
+        if waiting_on is not None:
+            waiting_on._asyncio_future_blocking = False
+            with suppress(BaseException):  # the coroutine gets it when resumed
+                await waiting_on
+        try:
+            waiting_on = coroutine.send(None)
+        except StopIteration:
+            return
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the fork server that made it ends (it ends with the serving
+    process, even one killed by SIGKILL): nothing would watch this worker's deadline."""
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
+
+
+# --- in the serving process -------------------------------------------------------------------
+
+
+class Channel(asyncio.Protocol):
+    """The serving process's end of one worker's socket pair."""
+
+    def __init__(self, workers: Workers, worker: Worker) -> None:
+        self.workers, self.worker, self.buffer = workers, worker, bytearray()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        replies, start = [], 0
+        with memoryview(self.buffer) as view:  # a large answer is not copied again
+            while len(view) - start >= SIZE.size:
+                end = start + SIZE.size + SIZE.unpack_from(view, start)[0]
+                if len(view) < end:
+                    break
+                replies.append(pickle.loads(view[start + SIZE.size:end]))  # our own process's
+                start = end
+        del self.buffer[:start]
+        for reply in replies:
+            self.workers.replied(self.worker, reply)
+
+    def connection_lost(self, exc) -> None:
+        self.workers.gone(self.worker)
+
+
+@dataclass(eq=False)
+class Worker:
+    process: multiprocessing.process.BaseProcess
+    pidfd: int
+    channel: Channel | None = None
+    job: Job | None = None
+    ready: bool = False
+
+
+class Workers:
+    """Carries out a Pool's decisions on worker processes, forked by multiprocessing's fork
+    server (it imports the service's code once), killed through a pidfd (never a reused
+    pid). A new worker opens the view `published()` first."""
+
+    def __init__(self, views: Path, config: ServiceConfig, published: Callable[[], int]
+                 ) -> None:
+        self.views, self.config, self.published = str(views), config, published
+        # as many spares as seats: a burst of runaways has every seat's worker killed at once
+        self.pool = Pool(config.workers, config.workers, config.timeout_s, self._cpu_s,
+                         config.long_queries, self._stopped)
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload(["kgctl.service.app", __name__])
+        self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
+        self.ticks = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
+        self.workers: set[Worker] = set()
+        self.succeeded: dict[str, float] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._closing = False
+
+    async def start(self) -> None:
+        """Start the workers and the spares; return once they are all ready."""
+        await asyncio.gather(*(self._spawn() for _ in self.pool.start()))
+        now = asyncio.get_running_loop().time()
+        self.succeeded = {"tick": now, "check": now}  # the watchdog's steps: last success
+        self._task(self._watch())
+
+    def healthy(self) -> bool:
+        """Whether every step of the watchdog succeeded lately (else deadlines, or frozen
+        workers, would go unenforced)."""
+        return asyncio.get_running_loop().time() - min(self.succeeded.values()) < STALE_S
+
+    async def answer(self, fields: tuple, body: bytes, generation: int,
+                     deadline: float) -> Reply:
+        """A worker's answer to a request, or 503 past `deadline` (loop time)."""
+        loop = asyncio.get_running_loop()
+        job = Job(deadline, (frame((generation, fields, body)), loop.create_future()))
+        self._do(self.pool.submit(job, loop.time()))
+        return await job.task[1]
 
     async def close(self) -> None:
-        self._plan.closing = True
-        for task in self._background:
+        self._closing = True
+        for task in self._tasks:
             task.cancel()
-        for worker in list(self._workers.values()):
-            worker.close()
-        for sock in self._socks.values():
-            sock.close()
-        self._socks.clear()
+        workers = list(self.workers)
+        for worker in workers:
+            self._kill(worker)
+        for worker in workers:
+            await asyncio.get_running_loop().run_in_executor(self.starter, worker.process.join)
+        self.starter.shutdown()
 
-    def give_back(self, ident: int) -> None:
-        """A connection this process answered on may carry more requests: to a worker."""
-        self._do(self._plan.give_back(ident))
+    def replied(self, worker: Worker, message) -> None:
+        loop = asyncio.get_running_loop()
+        if not worker.ready:
+            worker.ready = True
+            return self._do(self.pool.ready(worker, loop.time()))
+        job, worker.job = worker.job, None
+        if job is not None and not job.task[1].done():
+            job.task[1].set_result(message)
+        self._do(self.pool.finished(worker, loop.time()))
 
-    def drop(self, ident: int) -> None:
-        self._do(self._plan.drop(ident))
-
-    # what the supervisor reads (supervision.Probe)
-
-    def busy(self, worker: int) -> Busy:
-        return self._workers[worker].state.busy()
-
-    def cpu_s(self, worker: int) -> float:
-        return self._workers[worker].cpu_s()
-
-    def stopped(self, worker: int) -> bool:
-        return self._workers[worker].stopped()
-
-    # what happens (worker_handle.Pool)
-
-    def ready(self, worker: Worker) -> None:
-        if self._listening:  # else `start` tells of it
-            self._do(self._plan.started(worker.key))
-
-    def told(self, worker: Worker, value, fds: list[int]) -> None:
-        kind, about = value
-        if kind == "opened" and fds:
-            self._socks[about[0]] = socket.socket(fileno=fds[0])
-        self._do(self._plan.told(worker.key, kind, about, has_fd=bool(fds),
-                                 now=time.monotonic()))
-
-    def ended(self, worker: Worker) -> None:
-        self._workers.pop(worker.key, None)
-        busy = worker.state.busy()
-        worker.state.clear()
-        self._free_slots.append(worker.slot)
-        self._do(self._plan.ended(worker.key, busy))
+    def gone(self, worker: Worker) -> None:
+        """`worker`'s process ended (its channel closed)."""
+        if self._closing:
+            return  # `close` kills and joins it
+        self.workers.discard(worker)
+        if worker.ready:
+            self._do(self.pool.ended(worker, asyncio.get_running_loop().time()))
+        os.close(worker.pidfd)
+        self._task(self._join(worker))
 
     async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        checked = loop.time()
         while True:
             await asyncio.sleep(TICK_S)
-            self._do(self._plan.tick(time.monotonic()))
+            self._step(self.pool.tick)
+            if loop.time() - checked >= FROZEN_CHECK_S:
+                checked = loop.time()
+                self._step(self.pool.check)
 
-    async def _freeze(self, key: int) -> None:
-        worker, busy = self._workers.get(key), None
+    def _step(self, decide) -> None:
+        """Carry out `decide(now)`; a fault of ours is logged, the other step goes on, and
+        /healthz fails once the step has not succeeded for STALE_S."""
+        now = asyncio.get_running_loop().time()
         try:
-            if worker is not None and await worker.freeze():
-                busy = worker.state.busy()
-        finally:
-            self._do(self._plan.frozen(key, busy))
+            self._do(decide(now))
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+        else:
+            self.succeeded[decide.__name__] = now
 
-    # what the supervisor decides
-
-    def _do(self, actions: list[Action]) -> None:
-        if self._plan.closing:  # the connections and workers are being closed
-            return
+    def _do(self, actions: list) -> None:
         for action in actions:
+            if isinstance(action, Run):
+                action.worker.job = action.job
+                action.worker.channel.transport.write(action.job.task[0])
+            elif isinstance(action, Stop):
+                if action.worker is not None:
+                    action.worker.job = None
+                    self._kill(action.worker)
+                if not action.job.task[1].done():
+                    action.job.task[1].set_result(refusal(action.status, action.message))
+            elif isinstance(action, Spawn):
+                if not self._closing:
+                    self._task(self._spawn())
+            elif isinstance(action, Promote):
+                with suppress(ProcessLookupError):
+                    os.setpriority(os.PRIO_PROCESS, action.worker.process.pid, 10)
+            elif isinstance(action, Kill):
+                self._kill(action.worker)
+            else:
+                assert isinstance(action, Retire)
+                action.worker.channel.transport.close()
+
+    async def _spawn(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            ours, theirs = socket.socketpair()
+            process = self.context.Process(target=work, daemon=True, args=(
+                theirs, self.views, self.published(), self.config))
             try:
-                self._carry_out(action)
-            except Exception:  # a fault of ours: the other actions still go
-                traceback.print_exc(file=sys.stderr)
+                await loop.run_in_executor(self.starter, process.start)
+                break
+            except OSError as exc:
+                print(f"error: a query worker did not start ({exc}); retrying",
+                      file=sys.stderr)
+                ours.close()
+                await asyncio.sleep(START_RETRY_S)
+            finally:
+                theirs.close()
+        worker = Worker(process, os.pidfd_open(process.pid))
+        self.workers.add(worker)
+        ours.setblocking(False)
+        _, worker.channel = await loop.create_unix_connection(
+            lambda: Channel(self, worker), sock=ours)
+        if self._closing:
+            self._kill(worker)
 
-    def _carry_out(self, action: Action) -> None:
-        match action:
-            case do.Order(key, kind, value, connection):
-                if key in self._workers:
-                    self._workers[key].ask(kind, value, None if connection is None
-                                           else self._socks[connection])
-            case do.Answer(connection, problem):
-                sock = self._socks.pop(connection)
-                say(sock, simple_response(problem.status, f"error: {problem}\n".encode(),
-                                          keep_alive=False))
-                shut(sock)
-            case do.Shut(connection):
-                shut(self._socks.pop(connection))
-            case do.Close(connection):
-                self._socks.pop(connection).close()
-            case do.Take(clock):
-                self._take(clock, self._socks[clock[0]])
-            case do.Freeze(key):
-                self._start(self._freeze(key))
-            case do.Kill(key) | do.Retire(key) | do.Thaw(key) if key not in self._workers:
-                pass
-            case do.Kill(key):
-                self._workers[key].kill()
-            case do.Retire(key):
-                self._workers[key].state.retire()
-                self._workers[key].lower_priority()
-            case do.Thaw(key):
-                self._workers[key].thaw()
-            case do.Spawn(after_s):
-                asyncio.get_running_loop().call_later(after_s, self._respawn)
-            case do.Full(full):
-                set_full(self._spawner.block, full)
-            case do.Heartbeat():
-                mark_watched(self._spawner.block, time.monotonic())
-            case do.Fault(error):
-                print(error, file=sys.stderr, end="")
+    async def _join(self, worker: Worker) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.starter, worker.process.join)
+        if not worker.ready and not self._closing:  # it died starting: try again, later
+            print("error: a query worker ended before it was ready; starting another",
+                  file=sys.stderr)
+            await asyncio.sleep(START_RETRY_S)
+            await self._spawn()
 
-    def _respawn(self) -> None:
-        if not self._plan.closing:
-            self._start(self._add(), on_failure=self._plan.start_failed)
+    def _kill(self, worker: Worker) -> None:
+        with suppress(ProcessLookupError, OSError):  # it may have ended meanwhile
+            signal.pidfd_send_signal(worker.pidfd, signal.SIGKILL)
 
-    async def _add(self) -> None:
-        ours, theirs = messages.pair()
-        slot = self._free_slots.pop()
+    def _task(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _stat(self, worker: Worker) -> list[bytes]:
         try:
-            with theirs:
-                pid = await asyncio.wait_for(
-                    asyncio.to_thread(self._spawner.spawn, theirs, slot), START_S)
-        except BaseException:
-            self._free_slots.append(slot)
-            ours.close()
-            raise
-        worker = Worker(next(self._keys), pid, ours, WorkerState(self._spawner.block, slot),
-                        slot, self)
-        self._workers[worker.key] = worker
-        await asyncio.wait_for(worker.ready, START_S)
+            with open(f"/proc/{worker.process.pid}/stat", "rb") as stat:
+                return stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            return []
 
-    def _start(self, job, on_failure: Callable[[], list[Action]] = list) -> asyncio.Future:
-        """Run `job` in the background; if it fails, log it and do what `on_failure` says."""
-        def finished(task: asyncio.Future) -> None:
-            self._background.discard(task)
-            if task.cancelled() or task.exception() is None or self._plan.closing:
-                return
-            traceback.print_exception(task.exception(), file=sys.stderr)
-            self._do(on_failure())
+    def _cpu_s(self, worker: Worker) -> float:
+        fields = self._stat(worker)
+        return (int(fields[11]) + int(fields[12])) / self.ticks if fields else 0.0
 
-        task = asyncio.ensure_future(job)
-        self._background.add(task)
-        task.add_done_callback(finished)
-        return task
+    def _stopped(self, worker: Worker) -> bool:
+        fields = self._stat(worker)
+        return bool(fields) and fields[0] in (b"T", b"t")
 
 
-def say(sock: socket.socket, data: bytes) -> None:
-    try:
-        sock.send(data)
-    except OSError:
-        pass
-
-
-def shut(sock: socket.socket) -> None:
-    """End the connection for the client too (workers may hold descriptors of it)."""
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()
+def refusal(status: int, message: str) -> Reply:
+    return status, [(b"content-type", TEXT.encode())], f"error: {message}\n".encode()

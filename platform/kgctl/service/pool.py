@@ -1,7 +1,6 @@
-"""The decisions of the pool-kill design (scripts/simple_service.py), apart from processes,
-sockets and clocks: which worker runs which query, when one is promoted to the long lane or
-stopped, when a replacement starts. Tested with a fake clock in tests/test_simple_service_pool.py.
-"""
+"""The query workers' supervisor, apart from processes, sockets and clocks: which worker runs
+which request, when one is promoted to the long lane or stopped, when a replacement starts.
+Tested with fake workers and a fake clock in tests/test_service_pool.py."""
 
 from __future__ import annotations
 
@@ -14,6 +13,8 @@ from kgctl.service.execution import query_timeout
 SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
 COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
+FROZEN_CHECK_S = 0.5  # how often every worker is checked for being stopped (SIGSTOP)
+FROZEN_S = 1.0  # a worker stopped this long is killed and replaced
 HTTP_UNAVAILABLE = 503
 CRASHED = (500, "the query worker stopped (out of memory?); narrow the query")
 
@@ -53,9 +54,14 @@ class Retire(NamedTuple):  # `worker` answered its long query: let it end
     worker: Any
 
 
+class Kill(NamedTuple):  # `worker` was stopped by someone else (SIGSTOP): kill it; `ended`
+    worker: Any  # follows
+
+
 class Pool:
     """Which worker runs which query, and when one is promoted or stopped: a pure state
-    machine over the clock given to each event and the workers' CPU time (`cpu_s(worker)`).
+    machine over the clock given to each event, the workers' CPU time (`cpu_s(worker)`) and
+    whether one is stopped (`stopped(worker)`, asked in `check`).
 
     `seats` workers run short queries; `spares` more wait ready, so that one killed or
     promoted is replaced at once (a Spawn makes the next spare). A query past its deadline
@@ -68,14 +74,16 @@ class Pool:
     refused at their deadline, most without running).
     """
 
-    def __init__(self, seats: int, spares: int, timeout_s: float, cpu_s, max_long: int = 2):
-        self.seats, self.cpu_s, self.max_long = seats, cpu_s, max_long
+    def __init__(self, seats: int, spares: int, timeout_s: float, cpu_s, max_long: int = 2,
+                 stopped=lambda worker: False):
+        self.seats, self.cpu_s, self.max_long, self.stopped = seats, cpu_s, max_long, stopped
         self.timed_out = str(query_timeout(timeout_s))
         self.starting = seats + spares
         self.idle: list = []
         self.short: dict[Any, Job] = {}
         self.long: dict[Any, Job] = {}
         self.waiting: deque[Job] = deque()
+        self.frozen: dict[Any, float] = {}  # worker -> first seen stopped
 
     def start(self) -> list:
         return [Spawn()] * self.starting
@@ -100,6 +108,7 @@ class Pool:
 
     def ended(self, worker, now: float) -> list:
         """`worker`'s process is gone without being stopped (or it retired)."""
+        self.frozen.pop(worker, None)
         job = self.long.pop(worker, None)
         if job is not None:
             return [Stop(worker, job, *CRASHED)]
@@ -138,6 +147,17 @@ class Pool:
                 actions.append(Stop(worker, job, HTTP_UNAVAILABLE, problem))
             actions += self._replace(now)
         return actions + self._assign(now)
+
+    def check(self, now: float) -> list:
+        """Kill the workers stopped by someone else (SIGSTOP) for FROZEN_S (the driver asks
+        every FROZEN_CHECK_S, apart from the ticks: a fault here leaves deadlines enforced)."""
+        kills = []
+        for worker in [*self.idle, *self.short, *self.long]:
+            if not self.stopped(worker):
+                self.frozen.pop(worker, None)
+            elif now - self.frozen.setdefault(worker, now) >= FROZEN_S:
+                kills.append(Kill(worker))
+        return kills
 
     def _replace(self, now: float) -> list:
         self.starting += 1

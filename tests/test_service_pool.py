@@ -1,22 +1,14 @@
-"""The decisions of the pool-kill design (scripts/pool_decisions.py), with fake workers,
+"""The query workers' supervisor (kgctl.service.pool), with fake workers,
 a fake clock and fake CPU times: which worker runs which query, when one is promoted to the
 long lane, stopped for its deadline or for a full lane, and when a replacement is spawned."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "pool_decisions.py"
-_spec = importlib.util.spec_from_file_location("pool_decisions", SCRIPT)
-service = importlib.util.module_from_spec(_spec)
-sys.modules["pool_decisions"] = service  # dataclasses look their module up
-_spec.loader.exec_module(service)
-Job, Pool, Promote, Retire, Run, Spawn, Stop = (service.Job, service.Pool, service.Promote,
-                                                service.Retire, service.Run, service.Spawn,
-                                                service.Stop)
+from kgctl.service import pool as service
+from kgctl.service.pool import FROZEN_S, Job, Kill, Pool, Promote, Retire, Run, Spawn, Stop
+
 TIMEOUT_S = 2.0
 
 
@@ -111,23 +103,45 @@ def test_a_worker_that_dies_has_its_query_answered_500_and_is_replaced():
     assert pool.starting == 2
 
 
+def test_a_worker_stopped_by_someone_else_is_killed_after_a_second_and_replaced():
+    frozen: set[str] = set()
+    cpu: dict[str, float] = {"w0": 0.0, "w1": 0.0}
+    pool = Pool(1, 1, TIMEOUT_S, cpu.__getitem__, stopped=frozen.__contains__)
+    pool.start()
+    pool.ready("w0", 0.0)
+    pool.ready("w1", 0.0)
+    job = Job(10.0)
+    (worker,) = runs(pool.submit(job, 0.0))
+    frozen.add(worker)
+    assert pool.check(0.0) == []  # seen stopped: not yet
+    frozen.discard(worker)  # thawed in time: forgiven
+    assert pool.check(FROZEN_S) == []
+    frozen.add(worker)
+    assert pool.check(2 * FROZEN_S) == []
+    assert pool.check(3 * FROZEN_S) == [Kill(worker)]
+    assert pool.ended(worker, 3 * FROZEN_S + 0.01) == [Stop(worker, job, *service.CRASHED),
+                                                         Spawn()]
+
+
 def test_randomized_rounds_keep_the_invariants():
-    """Random arrivals, CPU use, replies, crashes and ticks: every job is answered once, never
-    run past its deadline nor on a worker that was stopped; seats, the long lane and the count
-    of workers hold."""
+    """10,000 random arrivals, CPU use, replies, crashes, freezes and ticks: every job is
+    answered once, never run past its deadline nor on a worker that was stopped or killed;
+    seats, the long lane and the count of workers hold."""
     rng = random.Random(29)
     seats, spares, max_long = 3, 2, 2
     cpu: dict[str, float] = {}
-    pool = Pool(seats, spares, TIMEOUT_S, cpu.__getitem__, max_long)
+    frozen: set[str] = set()
+    killed: list[str] = []  # the driver killed them: `ended` comes later
+    pool = Pool(seats, spares, TIMEOUT_S, cpu.__getitem__, max_long, frozen.__contains__)
     pending, made, now = len(pool.start()), 0, 0.0
     running: dict[str, Job] = {}
     answered: set[int] = set()
     gone: set[str] = set()
     jobs: list[Job] = []  # kept alive: answers are told apart by id
     seen: set[type] = set()
-    for _ in range(5000):
+    for _ in range(10_000):
         now += rng.choice((0.0, 0.001, 0.01, 0.05))
-        for worker in running:
+        for worker in sorted(running.keys() - frozen):  # in an order that hashing does not set
             cpu[worker] += rng.choice((0.0, 0.0, 0.005, 0.02))
         event = rng.random()
         if event < 0.1 and pending:
@@ -137,8 +151,8 @@ def test_randomized_rounds_keep_the_invariants():
         elif event < 0.4:
             jobs.append(Job(now + TIMEOUT_S))
             actions = pool.submit(jobs[-1], now)
-        elif event < 0.6 and running:
-            worker = rng.choice(sorted(running))
+        elif event < 0.6 and running.keys() - frozen:
+            worker = rng.choice(sorted(running.keys() - frozen))
             job = running.pop(worker)
             assert id(job) not in answered
             answered.add(id(job))  # the driver answers with the worker's reply
@@ -148,6 +162,23 @@ def test_randomized_rounds_keep_the_invariants():
             running.pop(worker)
             gone.add(worker)
             actions = pool.ended(worker, now)
+        elif event < 0.63:
+            live = sorted({*running, *pool.idle} - gone)
+            if live:
+                frozen.add(rng.choice(live))
+            actions = []
+        elif event < 0.66 and killed:
+            worker = killed.pop(0)
+            if worker not in gone:
+                gone.add(worker)
+                job = running.pop(worker, None)
+                actions = pool.ended(worker, now)
+                if job is not None:
+                    assert Stop(worker, job, *service.CRASHED) in actions
+            else:
+                actions = []
+        elif event < 0.7:
+            actions = pool.check(now)
         else:
             actions = pool.tick(now)
         for action in actions:
@@ -164,9 +195,12 @@ def test_randomized_rounds_keep_the_invariants():
                 gone.add(action.worker)
             elif isinstance(action, Retire):
                 gone.add(action.worker)
+            elif isinstance(action, Kill):
+                assert action.worker in frozen and action.worker not in gone
+                killed.append(action.worker)
         assert len(pool.short) <= seats and len(pool.long) <= max_long
         assert len(pool.idle) + len(pool.short) + pool.starting == seats + spares
         assert pending == pool.starting
     assert len(answered) + len(running) + len(pool.waiting) == len(jobs)
     assert len(answered) > len(jobs) / 2 and len(gone) > 50
-    assert seen == {Run, Stop, Spawn, Promote, Retire}
+    assert seen == {Run, Stop, Spawn, Promote, Retire, Kill}

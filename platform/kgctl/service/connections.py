@@ -1,0 +1,233 @@
+"""The service's HTTP connections: uvicorn's httptools protocol (llhttp frames every request),
+with what a public endpoint needs besides: a time limit on a request's head and on its body,
+a bound on the head's size, and a cap on connections under the descriptor limit.
+
+>>> room = Room(cap=2)
+>>> room.opened("a", now=0.0), room.opened("b", now=0.5), room.opened("c", now=0.9)
+((None, False), (None, False), (None, True))
+>>> room.opened("d", now=1.2)  # "a" waited over a second for its request: it gives way
+('a', False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from contextlib import suppress
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+SPARE_DESCRIPTORS = 256
+EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
+MAX_HEAD_BYTES = 64 * 1024
+LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
+FULL_LINGER_S = 0.1  # the same for one refused for want of room (it is not counted in it)
+HTTP_BAD_REQUEST = 400
+HTTP_REQUEST_TIMEOUT = 408
+HTTP_HEAD_TOO_LARGE = 431
+HTTP_UNAVAILABLE = 503
+
+
+class Room:
+    """Which connections wait for a request (since when: opened, or kept alive after a
+    response), and whether there is room for one more: at the cap, the one that began waiting
+    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. A pure
+    state machine over the clock given."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.held = cap, set()
+        self.waiting: dict[object, float] = {}  # in the order they began waiting
+
+    def opened(self, connection, now: float) -> tuple[object | None, bool]:
+        """(a connection to cut off for room, whether to refuse `connection` instead)."""
+        victim = None
+        if len(self.held) >= self.cap:
+            first = next(iter(self.waiting), None)
+            if first is None or now - self.waiting[first] < EVICT_AFTER_S:
+                return None, True
+            victim = first
+            self.closed(victim)
+        self.held.add(connection)
+        self.waiting[connection] = now
+        return victim, False
+
+    def waits(self, connection, now: float) -> None:
+        """`connection` answered its request and waits for another."""
+        if connection in self.held:
+            self.waiting.pop(connection, None)
+            self.waiting[connection] = now
+
+    def busy(self, connection) -> None:
+        """`connection`'s request head arrived."""
+        self.waiting.pop(connection, None)
+
+    def closed(self, connection) -> None:
+        self.held.discard(connection)
+        self.waiting.pop(connection, None)
+
+
+def connection_cap(descriptors: int) -> int:
+    """Connections held at most with `descriptors` (the serving process's limit): the rest is
+    kept for the workers' sockets, the files and the writes.
+
+    >>> connection_cap(1024), connection_cap(20000)
+    (768, 18750)
+    """
+    return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
+
+
+class Connection(HttpToolsProtocol):
+    """One client connection. Its head must arrive within `header_timeout_s` of its first
+    byte (of the connection, for a new one) and its body within `body_timeout_s` of the head,
+    else it is answered 408 and closed; over MAX_HEAD_BYTES of head (or of chunk framing and
+    trailers beyond the body's own size) is a 431."""
+
+    def __init__(self, *args, room: Room, header_timeout_s: float, body_timeout_s: float,
+                 **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.room, self.header_timeout_s, self.body_timeout_s = room, header_timeout_s, \
+            body_timeout_s
+        self.timer: asyncio.TimerHandle | None = None
+        self.in_head, self.head_bytes = True, 0  # the pieces of the head that ended
+        self.served = False  # a response was sent (now kept alive, or reading another)
+        # bytes received since the current request began, and how many of them were its body:
+        # the rest (head, chunk framing, trailers) is bounded, also while llhttp buffers a
+        # piece of it that has not ended yet
+        self.raw_bytes = self.body_bytes = 0
+        self.refused = False  # answered with a refusal: the connection only ends
+        self.outside = False  # refused for want of room: closed at the first bytes it sends
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        victim, refused = self.room.opened(self, self.loop.time())
+        if victim is not None:
+            victim.give_way()
+        if refused:
+            self.room.closed(self)
+            self.outside = True
+            return self.refuse(HTTP_UNAVAILABLE, "server full: every connection it may hold "
+                               "is busy; retry later")
+        self._limit(self.header_timeout_s, "request headers")
+
+    def connection_lost(self, exc) -> None:
+        self._unlimit()
+        self.room.closed(self)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.refused:  # what a refused client still sends is dropped
+            if self.outside:  # it holds a descriptor beyond the cap: its request was read
+                self.transport.close()
+            return
+        self._unset_keepalive_if_required()
+        self.raw_bytes += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            return self.refuse(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
+        except httptools.HttpParserError as exc:
+            if self.head_bytes > MAX_HEAD_BYTES:
+                return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head over {MAX_HEAD_BYTES} "
+                                   "bytes")
+            return self.refuse(HTTP_BAD_REQUEST, f"malformed HTTP request ({exc})")
+        if self.transport.is_closing():
+            return
+        if self.raw_bytes - self.body_bytes > MAX_HEAD_BYTES + self.body_bytes:
+            return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head, chunk framing or "
+                               f"trailers over {MAX_HEAD_BYTES} bytes")
+        # a request that arrived whole (the usual case) never starts a clock
+        if self.timer is None and self.raw_bytes:
+            if self.in_head:  # a head began on a kept-alive connection
+                self._limit(self.header_timeout_s, "request headers")
+            else:
+                self._limit(self.body_timeout_s, "request body")
+
+    def on_url(self, url: bytes) -> None:
+        self._count(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(name + value)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.in_head, self.head_bytes = False, 0
+        self.room.busy(self)
+        self._unlimit()
+        super().on_headers_complete()
+        if not self.expect_100_continue:  # the response's head and body leave together
+            self._cork(1)
+
+    def on_body(self, body: bytes) -> None:
+        self.body_bytes += len(body)
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self.in_head, self.raw_bytes, self.body_bytes = True, 0, 0
+        self._unlimit()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        self._cork(0)
+        self.served = True
+        if not self.pipeline:
+            self.room.waits(self, self.loop.time())
+        super().on_response_complete()
+
+    def give_way(self) -> None:
+        """Close for room: quietly when kept alive after a response and nothing of another
+        request came, else with a 408."""
+        if self.served and not self.raw_bytes:
+            self._unlimit()
+            return self.transport.close()
+        self.refuse(HTTP_REQUEST_TIMEOUT, "the server is full and this connection sent no "
+                    "request in time")
+
+    def refuse(self, status: int, message: str) -> None:
+        """Answer `status` (unless a response has begun) and close."""
+        self._unlimit()
+        if self.refused or self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True  # the app's receive() sees a disconnect, its
+            self.cycle.message_event.set()  # send() nothing more
+            if self.cycle.response_started:
+                return self.transport.close()
+        body = f"error: {message}\n".encode()
+        self.transport.write(b"".join([
+            STATUS_LINE[status], b"content-type: text/plain; charset=utf-8\r\n",
+            b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body]))
+        # closed with unread bytes, the socket would be reset and the client could lose the
+        # answer: end the writing side, drop what comes, close at the client's end or soon
+        self.refused = True
+        self._cork(0)
+        self.transport.write_eof()
+        self.loop.call_later(FULL_LINGER_S if self.outside else LINGER_S, self.transport.close)
+
+    def _cork(self, on: int) -> None:
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, on)
+
+    def _count(self, piece: bytes) -> None:
+        """A whole piece of the head (llhttp gives a piece once it ended): past the bound, the
+        parse ends here, before the app is started, and `data_received` answers 431."""
+        self.head_bytes += len(piece)
+        if self.head_bytes > MAX_HEAD_BYTES:
+            raise ValueError("request head too large")
+
+    def _limit(self, seconds: float, what: str) -> None:
+        self._unlimit()
+        self.timer = self.loop.call_later(seconds, self._late, what)
+
+    def _late(self, what: str) -> None:
+        if self.cycle is not None and self.cycle.response_complete and not self.in_head:
+            return self.transport.close()  # answered before its body came: nothing owed
+        self.refuse(HTTP_REQUEST_TIMEOUT, f"{what} not received in time")
+
+    def _unlimit(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
