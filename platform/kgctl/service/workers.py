@@ -41,7 +41,7 @@ from kgctl.service.pool import (
 )
 
 TICK_S = 0.01
-STALE_S = 2.0  # /healthz fails when the last good tick is older
+STALE_S = 2.0  # /healthz fails once a watchdog step has not succeeded for this long
 START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
 MEGABYTE = 1 << 20
