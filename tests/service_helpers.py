@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+import httptools
 import httpx
 from pyoxigraph import Quad, Store
 
@@ -120,6 +121,25 @@ def warm_up(url: str, deadline: float) -> None:
             assert time.monotonic() < deadline, f"{path} still busy"
             time.sleep(0.1)
         assert status == 200, (path, status)
+
+
+class Responses:
+    """Whole HTTP responses, as (status, body), parsed from the bytes fed as they come."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[int, bytes]] = []
+        self._body: list[bytes] = []
+        self._parser = httptools.HttpResponseParser(self)
+
+    def feed(self, data: bytes) -> None:
+        self._parser.feed_data(data)
+
+    def on_body(self, chunk: bytes) -> None:
+        self._body.append(chunk)
+
+    def on_message_complete(self) -> None:
+        self.done.append((self._parser.get_status_code(), b"".join(self._body)))
+        self._body.clear()
 
 
 def free_port() -> int:

@@ -11,11 +11,10 @@ import time
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
-import httptools
 import httpx
 import pytest
 from pyoxigraph import Store
-from service_helpers import PAPER_GRAPH, live_server, sample_store
+from service_helpers import PAPER_GRAPH, Responses, live_server, sample_store
 
 from kgctl.service.config import ServiceConfig
 
@@ -41,25 +40,14 @@ def url(store: Store) -> Iterator[str]:
 def responses(sock: socket.socket, count: int, timeout: float | None = READ_S
               ) -> list[tuple[int, bytes]]:
     """`count` whole responses read from `sock`, in order (`timeout` None: the socket's)."""
-    done: list[tuple[int, bytes]] = []
-    body: list[bytes] = []
-
-    class Parse:
-        def on_body(self, chunk: bytes) -> None:
-            body.append(chunk)
-
-        def on_message_complete(self) -> None:
-            done.append((parser.get_status_code(), b"".join(body)))
-            body.clear()
-
-    parser = httptools.HttpResponseParser(Parse())
+    parsed = Responses()
     if timeout is not None:
         sock.settimeout(timeout)
-    while len(done) < count:
+    while len(parsed.done) < count:
         data = sock.recv(65536)
-        assert data, f"connection closed after {len(done)} responses"
-        parser.feed_data(data)
-    return done
+        assert data, f"connection closed after {len(parsed.done)} responses"
+        parsed.feed(data)
+    return parsed.done
 
 
 def request(method: str, target: str, body: bytes = b"", **headers: str) -> bytes:

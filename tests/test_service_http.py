@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-import httptools
 import pytest
 import uvicorn
 import uvloop
+from service_helpers import Responses
 from uvicorn.server import ServerState
 
 from kgctl.service import connections
@@ -127,20 +127,9 @@ class Transport:
 
     def responses(self) -> list[tuple[int, bytes]]:
         """The responses written so far, whole ones only (an interim 100 is one)."""
-        done: list[tuple[int, bytes]] = []
-        body: list[bytes] = []
-
-        class Parse:
-            def on_body(self, chunk: bytes) -> None:
-                body.append(chunk)
-
-            def on_message_complete(self) -> None:
-                done.append((parser.get_status_code(), b"".join(body)))
-                body.clear()
-
-        parser = httptools.HttpResponseParser(Parse())
-        parser.feed_data(bytes(self.written))
-        return done
+        parsed = Responses()
+        parsed.feed(bytes(self.written))
+        return parsed.done
 
 
 class App:
@@ -317,9 +306,14 @@ def test_a_request_with_trailers_answered_after_the_header_timeout_is_answered()
         "not-http", "http2-preface"])
 def test_smuggling_and_malformed_heads_are_answered_400_and_the_app_gets_nothing(head: bytes
                                                                                 ) -> None:
+    assert_refused_400(head)
+
+
+def assert_refused_400(data: bytes) -> None:
+    """`data` is answered 400 and the connection closed; the app gets nothing of it."""
     async def scenario() -> None:
         peer = Peer()
-        peer.send(head)
+        peer.send(data)
         await peer.closed()
         await peer.settled()
         assert peer.statuses() == [400] and peer.app_got_nothing()
@@ -330,13 +324,7 @@ def test_smuggling_and_malformed_heads_are_answered_400_and_the_app_gets_nothing
                                      b"X: y\r\n z\r\n\r\n"], ids=repr)
 def test_bad_trailers_are_answered_400_and_the_body_never_reaches_the_app(trailer: bytes
                                                                           ) -> None:
-    async def scenario() -> None:
-        peer = Peer()
-        peer.send(CHUNKED + b"6\r\nASK {}\r\n0\r\n" + trailer)
-        await peer.closed()
-        await peer.settled()
-        assert peer.statuses() == [400] and peer.app_got_nothing()
-    uvloop.run(scenario())
+    assert_refused_400(CHUNKED + b"6\r\nASK {}\r\n0\r\n" + trailer)
 
 
 @pytest.mark.parametrize("head", [
@@ -345,13 +333,7 @@ def test_bad_trailers_are_answered_400_and_the_body_never_reaches_the_app(traile
     b"CONNECT h:80 HTTP/1.1\r\nHost: h:80\r\n\r\n",
 ], ids=["websocket", "h2c", "connect"])
 def test_protocol_upgrades_are_answered_400(head: bytes) -> None:
-    async def scenario() -> None:
-        peer = Peer()
-        peer.send(head)
-        await peer.closed()
-        await peer.settled()
-        assert peer.statuses() == [400] and peer.app_got_nothing()
-    uvloop.run(scenario())
+    assert_refused_400(head)
 
 
 HUGE = MAX_HEAD_BYTES + 4096

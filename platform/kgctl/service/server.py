@@ -4,6 +4,7 @@ reads, and the writer process that makes the writes, started and stopped togethe
 from __future__ import annotations
 
 import asyncio
+import logging
 import resource
 import signal
 import socket
@@ -101,6 +102,18 @@ async def reply(send: Send, answer, *, close: bool = False) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def cut_off(tasks: set[asyncio.Task]) -> None:
+    """End the requests still running as the service stops: not faults to report."""
+    errors = logging.getLogger("uvicorn.error")
+    errors.disabled = True
+    try:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        errors.disabled = False
+
+
 class Uvicorn(uvicorn.Server):
     """uvicorn's server without its signal handling (the service has its own) and telling
     when it accepts."""
@@ -173,6 +186,7 @@ class Server:
                                    return_when=asyncio.FIRST_COMPLETED)
             http.should_exit = http.force_exit = True
             await serving
+            await cut_off(http.server_state.tasks)
         finally:
             await workers.close()
             checkpoints.close()
