@@ -691,3 +691,22 @@ def test_a_reply_coming_after_the_client_went_is_dropped() -> None:
         await asyncio.sleep(2 * TIMEOUT_S)  # the reply comes: the transport asserts no write
         assert peer.transport.written == b"" and len(peer.reads.requests) == 1
     uvloop.run(scenario())
+
+
+def test_the_request_after_an_answer_not_yet_taken_waits_until_it_drains() -> None:
+    """A client that sends requests and reads no answer does not make the server hold more
+    than one answer for it."""
+    async def scenario() -> None:
+        peer = Peer()
+        query = b"GET /query HTTP/1.1\r\nHost: h\r\n\r\n"
+        peer.connection.pause_writing()  # the transport's buffer is full
+        peer.send(query + query)
+        await peer.until(lambda: peer.transport.writes == 1)
+        await asyncio.sleep(TIMEOUT_S)
+        assert len(peer.reads.requests) == 1
+        peer.connection.resume_writing()
+        await peer.until(lambda: len(peer.transport.responses()) == 2)
+        assert len(peer.reads.requests) == 2
+        peer.transport.close()
+        await peer.closed()
+    uvloop.run(scenario())

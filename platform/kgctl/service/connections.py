@@ -277,6 +277,15 @@ class Connection(HttpToolsProtocol):
         forward.response_started = forward.response_complete = True
         if not keep_alive:
             self.transport.close()
+        if self.flow.write_paused:  # a slow reader: the next request waits for it to drain
+            task = self.loop.create_task(self._drained())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        else:
+            self.on_response_complete()
+
+    async def _drained(self) -> None:
+        await self.flow.drain()
         self.on_response_complete()
 
     def on_body(self, body: bytes) -> None:
