@@ -541,6 +541,31 @@ def test_at_the_cap_a_connection_that_sent_nothing_gives_way_with_a_408() -> Non
     uvloop.run(scenario())
 
 
+@pytest.mark.parametrize("began", [False, True], ids=["silent", "began-a-request"])
+def test_a_connection_that_gave_way_lingers_briefly_unless_it_began_a_request(
+        began: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evicted ones lingering as long as other refusals, a flood of silent connections ran the
+    serving process out of descriptors (new ones were then closed unanswered); one that began
+    a request may still be sending it, and closed early it would lose its 408 to a reset."""
+    monkeypatch.setattr(connections, "LINGER_S", SLOW_S)
+    monkeypatch.setattr(connections, "FULL_LINGER_S", TIMEOUT_S)
+
+    async def scenario() -> None:
+        room = Room(cap=1)
+        evicted = Peer(room)
+        if began:
+            evicted.send(b"GET /healthz HTTP/1.1\r\n")
+        aged(room, evicted)
+        newcomer = Peer(room)
+        await evicted.closed()  # its 408 written and its writing side ended
+        assert evicted.statuses() == [408]
+        await asyncio.sleep(4 * TIMEOUT_S)
+        assert evicted.transport.lost is not began
+        newcomer.transport.close()
+        await newcomer.closed()
+    uvloop.run(scenario())
+
+
 def test_at_the_cap_a_kept_alive_connection_gives_way_quietly() -> None:
     async def scenario() -> None:
         room = Room(cap=1)

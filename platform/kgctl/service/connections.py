@@ -160,7 +160,10 @@ class Connection(HttpToolsProtocol):
         # piece of it that has not ended yet
         self.raw_bytes = self.body_bytes = 0
         self.refused = False  # answered with a refusal: the connection only ends
-        self.outside = False  # refused for want of room: closed at the first bytes it sends
+        # refused for want of room (a newcomer, or a silent one that gave way): it holds a
+        # descriptor beyond the cap, closed at the first bytes it sends or soon (lingering as
+        # long as other refusals, a flood of them ran the process out of descriptors)
+        self.outside = False
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -181,7 +184,7 @@ class Connection(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.refused:  # what a refused client still sends is dropped
-            if self.outside:  # it holds a descriptor beyond the cap: its request was read
+            if self.outside:
                 self.transport.close()
             return
         self._unset_keepalive_if_required()
@@ -319,6 +322,7 @@ class Connection(HttpToolsProtocol):
         if self.served and not self.raw_bytes:
             self._unlimit()
             return self.transport.close()
+        self.outside = not self.raw_bytes  # one that began a request keeps the long linger
         self.refuse(HTTP_REQUEST_TIMEOUT, "the server is full and this connection sent no "
                     "request in time")
 
