@@ -551,7 +551,7 @@ def test_a_connection_that_gave_way_lingers_briefly_unless_it_began_a_request(
     monkeypatch.setattr(connections, "FULL_LINGER_S", TIMEOUT_S)
 
     async def scenario() -> None:
-        room = Room(cap=1)
+        room = Room(cap=1, beyond=1)
         evicted = Peer(room)
         if began:
             evicted.send(b"GET /healthz HTTP/1.1\r\n")
@@ -564,6 +564,26 @@ def test_a_connection_that_gave_way_lingers_briefly_unless_it_began_a_request(
         newcomer.transport.close()
         await newcomer.closed()
     uvloop.run(scenario())
+
+
+def test_refused_for_room_past_the_linger_budget_they_close_once_answered() -> None:
+    async def scenario() -> None:
+        room = Room(cap=1, beyond=1)
+        Peer(room)
+        lingering, closed = Peer(room), Peer(room)  # both refused 503: one may linger
+        await closed.closed()
+        await asyncio.sleep(0)
+        assert closed.transport.lost and not lingering.transport.lost
+        assert closed.statuses() == lingering.statuses() == [503]
+        assert room.lingering == {lingering.connection}
+    uvloop.run(scenario())
+
+
+def test_the_room_lends_at_most_its_budget_to_lingering_connections() -> None:
+    room = Room(cap=1, beyond=2)
+    assert [room.linger(name) for name in "abc"] == [True, True, False]
+    room.closed("a")
+    assert room.linger("c") and room.lingering == {"b", "c"}
 
 
 def test_at_the_cap_a_kept_alive_connection_gives_way_quietly() -> None:

@@ -27,7 +27,7 @@ SPARE_DESCRIPTORS = 256
 EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 MAX_HEAD_BYTES = 64 * 1024
 LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
-FULL_LINGER_S = 0.1  # the same for one refused for want of room (it is not counted in it)
+FULL_LINGER_S = 0.1  # the same for one refused for want of room that sent nothing yet
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
@@ -39,12 +39,15 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 class Room:
     """Which connections wait for a request (since when: opened, or kept alive after a
     response), and whether there is room for one more: at the cap, the one that began waiting
-    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. A pure
-    state machine over the clock given."""
+    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. Those
+    two are answered, then held open a while beyond the cap (so that the client reads its
+    answer before a reset), at most `beyond` at once. A pure state machine over the clock
+    given."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap, self.held = cap, set()
+    def __init__(self, cap: int, beyond: int = 0) -> None:
+        self.cap, self.beyond, self.held = cap, beyond, set()
         self.waiting: dict[object, float] = {}  # in the order they began waiting
+        self.lingering: set = set()
 
     def opened(self, connection, now: float) -> tuple[object | None, bool]:
         """(a connection to cut off for room, whether to refuse `connection` instead)."""
@@ -69,14 +72,25 @@ class Room:
         """`connection`'s request head arrived."""
         self.waiting.pop(connection, None)
 
+    def linger(self, connection) -> bool:
+        """Whether `connection`, refused for room, may stay open a while (else it closes once
+        its answer is written: a flood of them lingering ran the process out of descriptors,
+        and new connections were then closed unanswered)."""
+        if len(self.lingering) >= self.beyond:
+            return False
+        self.lingering.add(connection)
+        return True
+
     def closed(self, connection) -> None:
         self.held.discard(connection)
         self.waiting.pop(connection, None)
+        self.lingering.discard(connection)
 
 
 def connection_cap(descriptors: int) -> int:
     """Connections held at most with `descriptors` (the serving process's limit): the rest is
-    kept for the workers' sockets, the files and the writes.
+    kept for the workers' sockets, the files, the writes and (half of it) for the connections
+    refused for room while they linger.
 
     >>> connection_cap(1024), connection_cap(20000)
     (768, 18750)
@@ -160,10 +174,8 @@ class Connection(HttpToolsProtocol):
         # piece of it that has not ended yet
         self.raw_bytes = self.body_bytes = 0
         self.refused = False  # answered with a refusal: the connection only ends
-        # refused for want of room (a newcomer, or a silent one that gave way): it holds a
-        # descriptor beyond the cap, closed at the first bytes it sends or soon (lingering as
-        # long as other refusals, a flood of them ran the process out of descriptors)
-        self.outside = False
+        self.outside = False  # refused for want of room (a newcomer, or one that gave way)
+        self.brief = False  # its linger is short and ends at the first bytes it sends
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -184,7 +196,7 @@ class Connection(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.refused:  # what a refused client still sends is dropped
-            if self.outside:
+            if self.brief:
                 self.transport.close()
             return
         self._unset_keepalive_if_required()
@@ -322,7 +334,7 @@ class Connection(HttpToolsProtocol):
         if self.served and not self.raw_bytes:
             self._unlimit()
             return self.transport.close()
-        self.outside = not self.raw_bytes  # one that began a request keeps the long linger
+        self.outside = True
         self.refuse(HTTP_REQUEST_TIMEOUT, "the server is full and this connection sent no "
                     "request in time")
 
@@ -344,7 +356,11 @@ class Connection(HttpToolsProtocol):
         # answer: end the writing side, drop what comes, close at the client's end or soon
         self.refused = True
         self.transport.write_eof()
-        self.loop.call_later(FULL_LINGER_S if self.outside else LINGER_S, self.transport.close)
+        if self.outside and not self.room.linger(self):
+            return self.transport.close()
+        # one refused for room that began a request may still be sending it: the long linger
+        self.brief = self.outside and not self.raw_bytes
+        self.loop.call_later(FULL_LINGER_S if self.brief else LINGER_S, self.transport.close)
 
     def _count(self, piece: bytes) -> None:
         """A whole piece of the head (llhttp gives a piece once it ended): past the bound, the

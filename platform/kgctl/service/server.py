@@ -165,13 +165,18 @@ class Server:
             local = HostGuard(create_app(store, config, checkpoints.changed, workers.healthy),
                               allowed=config.allowed_hosts)
             reads = Reads(local, workers, checkpoints, config)
-            protocol = partial(Connection, room=Room(connection_cap(most)), reads=reads,
-                               header_timeout_s=config.header_timeout_s,
+            # the descriptors past the cap: half for the connections accepted at once (the
+            # listen backlog: each turn of the loop accepts what waits), a quarter for those
+            # refused for room while they linger, the rest for the workers, files and writes
+            spare = most - connection_cap(most)
+            protocol = partial(Connection, room=Room(most - spare, beyond=spare // 4),
+                               reads=reads, header_timeout_s=config.header_timeout_s,
                                body_timeout_s=config.body_timeout_s)
             http = Uvicorn(uvicorn.Config(
                 local, http=protocol, loop="none", lifespan="off", interface="asgi3",
                 log_config=None, log_level="warning", access_log=False, server_header=False,
-                proxy_headers=False, timeout_keep_alive=config.header_timeout_s))
+                proxy_headers=False, timeout_keep_alive=config.header_timeout_s,
+                backlog=spare // 2))
             serving = asyncio.ensure_future(http.serve(sockets=[listener]))
             waiting = asyncio.ensure_future(http.accepting.wait())
             await asyncio.wait([serving, waiting], return_when=asyncio.FIRST_COMPLETED)
