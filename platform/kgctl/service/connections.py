@@ -150,10 +150,6 @@ def response(status: int, headers: list[tuple[bytes, bytes]], body: bytes, *,
     return b"".join(lines)
 
 
-def closes(headers: list[tuple[bytes, bytes]]) -> bool:
-    return any(name == b"connection" and b"close" in value.lower() for name, value in headers)
-
-
 class Connection(HttpToolsProtocol):
     """One client connection. Its head must arrive within `header_timeout_s` of its first
     byte (of the connection, for a new one) and its body within `body_timeout_s` of the head,
@@ -285,7 +281,8 @@ class Connection(HttpToolsProtocol):
                 or self.transport.is_closing():
             return  # the client went, or the connection was refused meanwhile
         status, headers, body = reply
-        keep_alive = forward.keep_alive and not closes(headers)
+        keep_alive = forward.keep_alive and not any(
+            name == b"connection" and b"close" in value.lower() for name, value in headers)
         self.transport.write(response(status, [*self.server_state.default_headers, *headers],
                                       body, head=forward.head.method == "HEAD",
                                       keep_alive=keep_alive))

@@ -29,17 +29,7 @@ from kgctl.service.config import ServiceConfig
 from kgctl.service.execution import TEXT
 from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
-from kgctl.service.pool import (
-    FROZEN_CHECK_S,
-    Job,
-    Kill,
-    Pool,
-    Promote,
-    Retire,
-    Run,
-    Spawn,
-    Stop,
-)
+from kgctl.service.pool import FROZEN_CHECK_S, Job, Kill, Pool, Promote, Retire, Run, Spawn, Stop
 
 TICK_S = 0.01
 STALE_S = 2.0  # /healthz fails once a watchdog step has not succeeded for this long
