@@ -89,8 +89,8 @@ class Room:
 
 def connection_cap(descriptors: int) -> int:
     """Connections held at most with `descriptors` (the serving process's limit): the rest is
-    kept for the workers' sockets, the files, the writes and (half of it) for the connections
-    refused for room while they linger.
+    kept for the listen backlog, the connections refused for room while they linger (the
+    serving process shares it out), the workers' sockets, the files and the writes.
 
     >>> connection_cap(1024), connection_cap(20000)
     (768, 18750)
