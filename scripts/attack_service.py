@@ -16,6 +16,7 @@ no lost connection).
   silent     25,000 silent connections (the serving process limited to 20,000 descriptors)
              while a fresh read and an authenticated write are sent every 0.2 s: their
              statuses, how the silent ones were answered, and how long the last stayed open
+  stalled    the same with 25,000 connections that each send a request line and stop
   writes     p50 latency of 200 small authenticated updates in a row, then of 50 pairs of an
              update and a read that must see it (it waits for a checkpoint view)
 
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -327,13 +329,15 @@ def large(tmp: Path, before: int = 1099) -> dict:
 
 
 def _hold_silent(port: int, count: int, opened: multiprocessing.Queue,
-                 closed: multiprocessing.Queue) -> None:
+                 closed: multiprocessing.Queue, first: bytes) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     socks = []
     for _ in range(count):
         try:
             socks.append(socket.create_connection(("127.0.0.1", port)))
+            if first:
+                socks[-1].sendall(first)
         except OSError:
             break
     opened.put(len(socks))
@@ -354,14 +358,15 @@ def _hold_silent(port: int, count: int, opened: multiprocessing.Queue,
     closed.put((last, statuses))
 
 
-def silent(tmp: Path, count: int = 25_000, clients: int = 2) -> dict:
+def silent(tmp: Path, count: int = 25_000, clients: int = 2, first: bytes = b"") -> dict:
     process, port = serve(tmp / "store", descriptors=DESCRIPTORS)
     base = f"http://127.0.0.1:{port}"
     try:
         opened, closed = multiprocessing.Queue(), multiprocessing.Queue()
         started = time.monotonic()
         holders = [multiprocessing.Process(target=_hold_silent,
-                                           args=(port, count // clients, opened, closed))
+                                           args=(port, count // clients, opened, closed,
+                                                 first))
                    for _ in range(clients)]
         for holder in holders:
             holder.start()
@@ -442,7 +447,7 @@ def writes(tmp: Path, count: int = 200) -> dict:
 
 
 PARTS = {"chunks": chunks, "service": service, "idle": idle, "large": large, "silent": silent,
-         "writes": writes}
+         "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes}
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """The service's HTTP connections in process, without sockets: `Room` as a pure state machine,
 and `Connection` (uvicorn's httptools protocol) fed bytes by hand on a real event loop, over a
-transport that records what it is given and an app that records what it is asked.
+transport that records what it is given, an app that records what it is asked and `Reads`
+that record what they are handed (requests to /query and /c; the app gets the others).
 
 The socket tests (test_service_connections.py, test_service_limits.py) send some of the same
 bytes to a live server."""
@@ -18,6 +19,7 @@ from service_helpers import Responses
 from uvicorn.server import ServerState
 
 from kgctl.service import connections
+from kgctl.service.asgi import Head, Reply
 from kgctl.service.connections import EVICT_AFTER_S, MAX_HEAD_BYTES, Connection, Room
 
 BOUND_S = 10.0  # how long a test waits for something that takes milliseconds
@@ -26,6 +28,7 @@ TIMEOUT_S = 0.05  # a timeout that a test waits for
 CHUNKED = (b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query"
            b"\r\nTransfer-Encoding: chunked\r\n\r\n")
 GET = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+FORWARDED = frozenset({"/query", "/c"})
 
 
 # --- Room -------------------------------------------------------------------------------------
@@ -96,12 +99,13 @@ class Transport:
     turn of the loop, as asyncio's transports do."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop, self.written, self.protocol = loop, bytearray(), None
+        self.loop, self.written, self.protocol, self.writes = loop, bytearray(), None, 0
         self.closed, self.paused, self.lost = asyncio.Event(), False, False
 
     def write(self, data: bytes) -> None:
         assert not self.closed.is_set(), "written after close"
         self.written += data
+        self.writes += 1
 
     def close(self) -> None:
         self.closed.set()
@@ -160,16 +164,36 @@ class App:
         await send({"type": "http.response.body", "body": body})
 
 
+class Reads:
+    """Takes the requests to FORWARDED paths and answers them as `app` would (after its
+    delay); records what it was handed."""
+
+    max_body = 64
+
+    def __init__(self, app: App) -> None:
+        self.app, self.requests = app, []
+
+    def takes(self, method: str, path: str, content_type: str | None) -> bool:
+        return path in FORWARDED
+
+    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
+        self.requests.append((head, body))
+        reply = (200, [(b"content-type", b"text/plain")], head.path.encode() + b" " + body)
+        asyncio.get_running_loop().call_later(self.app.delay_s, answered, reply)
+
+
 class Peer:
-    """One connection: a Connection made as the service makes it, its transport and app."""
+    """One connection: a Connection made as the service makes it, its transport, app and
+    reads."""
 
     def __init__(self, room: Room | None = None, *, header_timeout_s: float = SLOW_S,
                  body_timeout_s: float = SLOW_S) -> None:
         room = Room(cap=100) if room is None else room
         self.loop = asyncio.get_running_loop()
         self.app = App()
-        protocol = partial(Connection, room=room, header_timeout_s=header_timeout_s,
-                           body_timeout_s=body_timeout_s)
+        self.reads = Reads(self.app)
+        protocol = partial(Connection, room=room, reads=self.reads,
+                           header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s)
         config = uvicorn.Config(  # as kgctl.service.server builds it
             self.app, http=protocol, loop="none", lifespan="off", interface="asgi3",
             log_config=None, log_level="warning", access_log=False, server_header=False,
@@ -206,10 +230,11 @@ class Peer:
         return [status for status, _ in self.transport.responses()]
 
     def app_got_nothing(self) -> bool:
-        """Whether the app never got a request it could act on: not called, or told only of a
-        disconnect (it is called once a head is read, before the body is)."""
-        return all(received in ([], [{"type": "http.disconnect"}])
-                   for _, received in self.app.requests)
+        """Whether neither the app nor the reads got a request they could act on: the app not
+        called, or told only of a disconnect (it is called once a head is read, before the
+        body is); the reads never handed one."""
+        return not self.reads.requests and all(
+            received in ([], [{"type": "http.disconnect"}]) for _, received in self.app.requests)
 
 
 BAD_SIZES = [b"-6", b"+6", b"+5", b" 6", b"6 ", b"\t6", b"0x6", b"0x10", b"6 6", b"", b"g",
@@ -386,7 +411,7 @@ def test_a_head_trickled_a_byte_at_a_time_is_cut_off_at_the_header_timeout() -> 
     uvloop.run(scenario())
 
 
-def test_a_body_not_finished_in_time_is_answered_408_and_the_app_sees_a_disconnect() -> None:
+def test_a_body_not_finished_in_time_is_answered_408_and_never_handed_on() -> None:
     async def scenario() -> None:
         peer = Peer(body_timeout_s=TIMEOUT_S)
         assert peer.connection.timer is not None
@@ -397,8 +422,7 @@ def test_a_body_not_finished_in_time_is_answered_408_and_the_app_sees_a_disconne
         await peer.settled()
         assert peer.statuses() == [408]
         assert b"request body not received in time" in peer.transport.responses()[0][1]
-        [(path, received)] = peer.app.requests
-        assert path == "/query" and received[-1] == {"type": "http.disconnect"}
+        assert peer.reads.requests == [] and peer.app.requests == []
         assert asyncio.get_running_loop().time() - started >= TIMEOUT_S * 0.9
     uvloop.run(scenario())
 
@@ -445,16 +469,18 @@ def test_a_kept_alive_connection_that_starts_a_request_and_stops_is_cut_off(star
     uvloop.run(scenario())
 
 
-def test_expect_100_continue_gets_its_interim_answer_when_the_app_reads() -> None:
+@pytest.mark.parametrize("path", ["/query", "/b"], ids=["handed-on", "app"])
+def test_expect_100_continue_gets_its_interim_answer_when_the_body_is_wanted(path: str
+                                                                           ) -> None:
     async def scenario() -> None:
         peer = Peer()
-        peer.send(b"POST /query HTTP/1.1\r\nHost: h\r\nContent-Length: 6\r\n"
-                  b"Expect: 100-continue\r\n\r\n")
+        peer.send(f"POST {path} HTTP/1.1\r\nHost: h\r\nContent-Length: 6\r\n".encode()
+                  + b"Expect: 100-continue\r\n\r\n")
         await peer.until(lambda: peer.transport.written)
-        assert peer.app.reading.is_set() and peer.statuses() == [100]
+        assert peer.statuses() == [100] and not peer.reads.requests
         peer.send(b"ASK {}")
         await peer.until(lambda: len(peer.transport.responses()) == 2)
-        assert peer.transport.responses()[1] == (200, b"/query ASK {}")
+        assert peer.transport.responses()[1] == (200, path.encode() + b" ASK {}")
         peer.transport.close()
         await peer.closed()
     uvloop.run(scenario())
@@ -471,15 +497,21 @@ def test_http_1_0_with_chunked_framing_is_read_then_the_connection_closed() -> N
     uvloop.run(scenario())
 
 
-def test_pipelined_requests_are_answered_in_order() -> None:
+@pytest.mark.parametrize("delay_s", [0.0, TIMEOUT_S], ids=["at-once", "slow"])
+def test_pipelined_requests_are_answered_in_order(delay_s: float) -> None:
+    """Handed on (/query, /c) and run on the app (the others), mixed."""
     async def scenario() -> None:
         peer = Peer()
+        peer.app.delay_s = delay_s
         post = b"POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
         chunked = CHUNKED.replace(b"/query", b"/c") + b"2\r\nde\r\n0\r\n\r\n"
-        peer.send(GET.replace(b"/healthz", b"/a") + post + chunked + GET)
-        await peer.until(lambda: len(peer.transport.responses()) == 4)
-        assert peer.transport.responses() == [(200, b"/a "), (200, b"/b abc"),
-                                              (200, b"/c de"), (200, b"/healthz ")]
+        query = b"GET /query?x HTTP/1.1\r\nHost: h\r\n\r\n"
+        peer.send(query + GET.replace(b"/healthz", b"/a") + post + chunked + query + GET)
+        await peer.until(lambda: len(peer.transport.responses()) == 6)
+        assert peer.transport.responses() == [
+            (200, b"/query "), (200, b"/a "), (200, b"/b abc"), (200, b"/c de"),
+            (200, b"/query "), (200, b"/healthz ")]
+        assert [head.query_string for head, _ in peer.reads.requests] == [b"x", b"", b"x"]
         assert peer.connection.timer is None
         peer.transport.close()
         await peer.closed()
@@ -507,6 +539,51 @@ def test_at_the_cap_a_connection_that_sent_nothing_gives_way_with_a_408() -> Non
         await newcomer.closed()
         assert not room.held
     uvloop.run(scenario())
+
+
+@pytest.mark.parametrize("began", [False, True], ids=["silent", "began-a-request"])
+def test_a_connection_that_gave_way_lingers_briefly_unless_it_began_a_request(
+        began: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evicted ones lingering as long as other refusals, a flood of silent connections ran the
+    serving process out of descriptors (new ones were then closed unanswered); one that began
+    a request may still be sending it, and closed early it would lose its 408 to a reset."""
+    monkeypatch.setattr(connections, "LINGER_S", SLOW_S)
+    monkeypatch.setattr(connections, "FULL_LINGER_S", TIMEOUT_S)
+
+    async def scenario() -> None:
+        room = Room(cap=1, beyond=1)
+        evicted = Peer(room)
+        if began:
+            evicted.send(b"GET /healthz HTTP/1.1\r\n")
+        aged(room, evicted)
+        newcomer = Peer(room)
+        await evicted.closed()  # its 408 written and its writing side ended
+        assert evicted.statuses() == [408]
+        await asyncio.sleep(4 * TIMEOUT_S)
+        assert evicted.transport.lost is not began
+        newcomer.transport.close()
+        await newcomer.closed()
+    uvloop.run(scenario())
+
+
+def test_refused_for_room_past_the_linger_budget_they_close_once_answered() -> None:
+    async def scenario() -> None:
+        room = Room(cap=1, beyond=1)
+        Peer(room)
+        lingering, closed = Peer(room), Peer(room)  # both refused 503: one may linger
+        await closed.closed()
+        await asyncio.sleep(0)
+        assert closed.transport.lost and not lingering.transport.lost
+        assert closed.statuses() == lingering.statuses() == [503]
+        assert room.lingering == {lingering.connection}
+    uvloop.run(scenario())
+
+
+def test_the_room_lends_at_most_its_budget_to_lingering_connections() -> None:
+    room = Room(cap=1, beyond=2)
+    assert [room.linger(name) for name in "abc"] == [True, True, False]
+    room.closed("a")
+    assert room.linger("c") and room.lingering == {"b", "c"}
 
 
 def test_at_the_cap_a_kept_alive_connection_gives_way_quietly() -> None:
@@ -562,4 +639,119 @@ def test_at_the_cap_a_newcomer_is_answered_503_when_no_one_may_give_way(busy: bo
             await held.until(lambda: held.statuses() == [200])
         held.transport.close()
         await held.closed()
+    uvloop.run(scenario())
+
+
+# --- requests handed on (the reads) ----------------------------------------------------------
+
+
+def test_a_request_handed_on_is_answered_in_one_write_and_kept_alive() -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(b"GET /query?query=ASK HTTP/1.1\r\nHost: h\r\nAccept: text/csv\r\n\r\n")
+        await peer.until(lambda: peer.transport.written)
+        assert peer.transport.writes == 1 and peer.transport.responses() == [(200, b"/query ")]
+        [(head, body)] = peer.reads.requests
+        assert (head.method, head.path, head.query_string, body) == ("GET", "/query",
+                                                                     b"query=ASK", b"")
+        assert (b"accept", b"text/csv") in head.headers and head.http_version == "1.1"
+        assert head.client == ("127.0.0.1", 40000) and not peer.app.requests
+        assert not peer.transport.is_closing() and peer.connection in peer.connection.room.waiting
+        peer.transport.close()
+        await peer.closed()
+    uvloop.run(scenario())
+
+
+def test_a_percent_encoded_path_is_routed_by_what_it_decodes_to() -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(b"GET /%71uery HTTP/1.1\r\nHost: h\r\n\r\n")
+        await peer.until(lambda: peer.transport.written)
+        [(head, _)] = peer.reads.requests
+        assert (head.path, head.raw_path) == ("/query", b"/%71uery")
+        peer.transport.close()
+        await peer.closed()
+    uvloop.run(scenario())
+
+
+def test_a_head_request_handed_on_gets_the_length_and_no_body() -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(b"HEAD /query HTTP/1.1\r\nHost: h\r\n\r\n" + GET)
+        await peer.until(lambda: b"/healthz" in peer.transport.written)
+        head, _, rest = bytes(peer.transport.written).partition(b"\r\n\r\n")
+        assert b"content-length: 7" in head and rest.startswith(b"HTTP/1.1 200")
+        peer.transport.close()
+        await peer.closed()
+    uvloop.run(scenario())
+
+
+@pytest.mark.parametrize("request_", [
+    b"GET /query HTTP/1.0\r\n\r\n",
+    b"GET /query HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+], ids=["http-1.0", "connection-close"])
+def test_a_request_handed_on_that_ends_its_connection_is_answered_then_closed(request_: bytes
+                                                                             ) -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(request_ + GET)
+        await peer.closed()
+        assert peer.transport.responses() == [(200, b"/query ")] and not peer.app.requests
+        assert b"connection: close" in bytes(peer.transport.written).lower()
+    uvloop.run(scenario())
+
+
+def test_a_reply_saying_connection_close_closes_the_connection() -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.reads.submit = lambda head, body, answered: answered(
+            (413, [(b"connection", b"close")], b"too large"))
+        peer.send(b"GET /query HTTP/1.1\r\nHost: h\r\n\r\n")
+        await peer.closed()
+        assert peer.statuses() == [413]
+    uvloop.run(scenario())
+
+
+@pytest.mark.parametrize("body", [
+    b"Content-Length: 65\r\n\r\n",  # refused from its announced length, before any body
+    b"Transfer-Encoding: chunked\r\n\r\n" + (b"20\r\n" + b"x" * 32 + b"\r\n") * 3,
+], ids=["announced", "chunked"])
+def test_a_body_over_the_bound_is_answered_413_and_never_handed_on(body: bytes) -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(b"POST /query HTTP/1.1\r\nHost: h\r\n" + body)
+        await peer.closed()
+        assert peer.statuses() == [413] and peer.app_got_nothing()
+        assert b"request body over 64 bytes" in peer.transport.responses()[0][1]
+    uvloop.run(scenario())
+
+
+def test_a_reply_coming_after_the_client_went_is_dropped() -> None:
+    async def scenario() -> None:
+        peer = Peer()
+        peer.app.delay_s = TIMEOUT_S
+        peer.send(b"GET /query HTTP/1.1\r\nHost: h\r\n\r\n")
+        peer.transport.close()
+        await peer.closed()
+        await asyncio.sleep(2 * TIMEOUT_S)  # the reply comes: the transport asserts no write
+        assert peer.transport.written == b"" and len(peer.reads.requests) == 1
+    uvloop.run(scenario())
+
+
+def test_the_request_after_an_answer_not_yet_taken_waits_until_it_drains() -> None:
+    """A client that sends requests and reads no answer does not make the server hold more
+    than one answer for it."""
+    async def scenario() -> None:
+        peer = Peer()
+        query = b"GET /query HTTP/1.1\r\nHost: h\r\n\r\n"
+        peer.connection.pause_writing()  # the transport's buffer is full
+        peer.send(query + query)
+        await peer.until(lambda: peer.transport.writes == 1)
+        await asyncio.sleep(TIMEOUT_S)
+        assert len(peer.reads.requests) == 1
+        peer.connection.resume_writing()
+        await peer.until(lambda: len(peer.transport.responses()) == 2)
+        assert len(peer.reads.requests) == 2
+        peer.transport.close()
+        await peer.closed()
     uvloop.run(scenario())

@@ -349,12 +349,27 @@ def test_at_the_descriptor_limit_slow_connections_give_way_and_nothing_is_droppe
             sock.settimeout(READ_S)
             statuses.append(sock.recv(4096)[:12])
         assert set(statuses) <= {b"HTTP/1.1 200", b"HTTP/1.1 503"}
-        assert statuses[0] == b"HTTP/1.1 200" and b"HTTP/1.1 503" in statuses
+        assert statuses[0] == b"HTTP/1.1 200"
+        # more than the cap asked: some were refused, or answered ones gave way (closed
+        # quietly after their answer) to those arriving later (the short listen backlog
+        # spreads a crowd's arrival)
+        given_way = sum(ended(sock) for sock, status in zip(crowd, statuses, strict=True)
+                        if status == b"HTTP/1.1 200")
+        assert b"HTTP/1.1 503" in statuses or given_way
     finally:
         for sock in crowd:
             sock.close()
         process.terminate()
         process.wait(STARTUP_S)
+
+
+def ended(sock: socket.socket) -> bool:
+    """Whether the server has closed `sock` (its one answer read)."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
 
 
 def test_ctrl_c_stops_the_server_without_a_traceback(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from urllib.parse import parse_qsl, urlencode
 
 import httpx
 import pytest
@@ -18,6 +20,7 @@ from service_helpers import PAPER, PAPER_GRAPH, live_server, sample_store
 from SPARQLWrapper import JSON, TURTLE, SPARQLWrapper
 
 from kgctl.service.config import ServiceConfig
+from kgctl.service.protocol import form_fields
 
 PREFIX = "PREFIX ontosyn: <https://www.theworldavatar.com/kg/OntoSyn/>\n" \
          "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
@@ -185,3 +188,15 @@ def test_cors_is_opt_in(store: Store) -> None:
         opened = httpx.get(f"{base}/query", params={"query": "ASK {}"}, headers=headers)
     assert "access-control-allow-origin" not in closed.headers
     assert opened.headers["access-control-allow-origin"] == "https://yasgui.example"
+
+
+def test_form_fields_read_what_urllib_reads() -> None:
+    """Texts of the characters that matter (escapes good and bad, backslashes, separators,
+    bytes that are not UTF-8, a non-ASCII one): form_fields agrees with parse_qsl."""
+    alphabet = "ab%=&+;2FfGe9\\ é"
+    pick = random.Random(29)
+    for _ in range(20_000):
+        text = "".join(pick.choice(alphabet) for _ in range(pick.randint(0, 14)))
+        assert form_fields(text) == parse_qsl(text, keep_blank_values=True), text
+    read_out = urlencode([("query", "SELECT * { ?s ?p \"x\\\\y €\" FILTER(?a && ?b) }")])
+    assert form_fields(read_out) == parse_qsl(read_out, keep_blank_values=True)

@@ -11,7 +11,6 @@ from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import parse_qsl
 
 from pyoxigraph import RdfFormat
 from starlette.applications import Starlette
@@ -52,7 +51,7 @@ from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
 from kgctl.service.hosts import request_url
 from kgctl.service.negotiation import GRAPH_TYPES
-from kgctl.service.protocol import UpdateRequest, parse_operation
+from kgctl.service.protocol import UpdateRequest, form_fields, parse_operation
 from kgctl.service.update_dataset import with_dataset
 
 T = TypeVar("T")
@@ -125,7 +124,7 @@ def create_app(dataset: Dataset, config: ServiceConfig,
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
-        params = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        params = form_fields(scope["query_string"].decode("latin-1"))
         if method in ("GET", "HEAD") and not params:
             return await description(scope, send)
         body = await service.body(scope, receive) if method == "POST" else b""
@@ -143,8 +142,7 @@ def create_app(dataset: Dataset, config: ServiceConfig,
     async def update_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         service.authorise(scope)  # before a body is read
         operation = parse_operation("POST", header(scope, b"content-type"),
-                                    parse_qsl(scope["query_string"].decode("latin-1"),
-                                              keep_blank_values=True),
+                                    form_fields(scope["query_string"].decode("latin-1")),
                                     await service.body(scope, receive))
         if not isinstance(operation, UpdateRequest):
             raise HttpProblem(HTTP_BAD_REQUEST, "this endpoint takes updates; queries go to "

@@ -1,6 +1,7 @@
 """Plain ASGI pieces for the hot path: reading a request's headers and body, answering in
-one message, and a front door that hands the SPARQL endpoints their requests before the
-framework's routing and middleware layers see them.
+one message, a front door that hands the SPARQL endpoints their requests before the
+framework's routing and middleware layers see them, and a request's head as it travels to
+the process that answers it, with the answer gathered whole.
 
 >>> scope = {"headers": [(b"host", b"example.org"), (b"Accept", b"text/csv")]}
 >>> header(scope, b"accept"), header(scope, b"authorization")
@@ -11,8 +12,9 @@ framework's routing and middleware layers see them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from starlette.requests import ClientDisconnect
 
@@ -20,15 +22,36 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
+Reply = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
+
+
+class Head(NamedTuple):
+    """What an HTTP request's scope holds besides its body."""
+
+    method: str
+    path: str
+    raw_path: bytes
+    query_string: bytes
+    headers: list[tuple[bytes, bytes]]  # names in lower case
+    http_version: str
+    scheme: str
+    client: tuple[str, int] | None
+    server: tuple[str, int | None] | None
+    root_path: str
+
+    def scope(self) -> Scope:
+        return {**self._asdict(), "type": "http", "state": {},
+                "asgi": {"version": "3.0", "spec_version": "2.4"}}
 
 
 class BodyTooLarge(Exception):
     """The request body passed the limit given to `read_body`."""
 
 
-def header(scope: Scope, name: bytes) -> str | None:
+def header(scope: Scope | Head, name: bytes) -> str | None:
     """The value of the request header `name` (lower-case bytes), or None."""
-    for key, value in scope["headers"]:
+    headers = scope.headers if isinstance(scope, Head) else scope["headers"]
+    for key, value in headers:
         if key.lower() == name:
             return value.decode("latin-1")
     return None
@@ -81,3 +104,26 @@ class Front:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handler = self.direct.get(scope["path"]) if scope["type"] == "http" else None
         await (handler or self.rest)(scope, receive, send)
+
+
+class Gathered:
+    """An app's answer to a request whose body is known whole, gathered whole."""
+
+    def __init__(self, body: bytes) -> None:
+        self.status, self.headers, self.body = 0, [], []
+        self.pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive(self) -> dict:
+        if self.pending:
+            return self.pending.pop()
+        return await asyncio.get_running_loop().create_future()  # nothing more comes
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status, self.headers = message["status"], list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            self.body.append(bytes(message.get("body", b"")))
+
+    def reply(self) -> Reply | None:
+        """(status, headers, body), or None when the app never started a response."""
+        return (self.status, self.headers, b"".join(self.body)) if self.status else None

@@ -1,6 +1,7 @@
 """The service's HTTP connections: uvicorn's httptools protocol (llhttp frames every request),
 with what a public endpoint needs besides: a time limit on a request's head and on its body,
-a bound on the head's size, and a cap on connections under the descriptor limit.
+a bound on the head's size, and a cap on connections under the descriptor limit; and a lane
+past uvicorn's ASGI cycle for the requests a query worker answers (most of them).
 
 >>> room = Room(cap=2)
 >>> room.opened("a", now=0.0), room.opened("b", now=0.5), room.opened("c", now=0.9)
@@ -12,32 +13,41 @@ a bound on the head's size, and a cap on connections under the descriptor limit.
 from __future__ import annotations
 
 import asyncio
-import socket
-from contextlib import suppress
+from collections.abc import Callable
+from functools import partial
+from typing import Protocol
+from urllib.parse import unquote
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from kgctl.service.asgi import Head, Reply
 
 SPARE_DESCRIPTORS = 256
 EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 MAX_HEAD_BYTES = 64 * 1024
 LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
-FULL_LINGER_S = 0.1  # the same for one refused for want of room (it is not counted in it)
+FULL_LINGER_S = 0.1  # the same for one refused for want of room that sent nothing yet
 HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
+HTTP_TOO_LARGE = 413
 HTTP_HEAD_TOO_LARGE = 431
 HTTP_UNAVAILABLE = 503
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
 class Room:
     """Which connections wait for a request (since when: opened, or kept alive after a
     response), and whether there is room for one more: at the cap, the one that began waiting
-    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. A pure
-    state machine over the clock given."""
+    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. Those
+    two are answered, then held open a while beyond the cap (so that the client reads its
+    answer before a reset), at most `beyond` at once. A pure state machine over the clock
+    given."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap, self.held = cap, set()
+    def __init__(self, cap: int, beyond: int = 0) -> None:
+        self.cap, self.beyond, self.held = cap, beyond, set()
         self.waiting: dict[object, float] = {}  # in the order they began waiting
+        self.lingering: set = set()
 
     def opened(self, connection, now: float) -> tuple[object | None, bool]:
         """(a connection to cut off for room, whether to refuse `connection` instead)."""
@@ -62,14 +72,25 @@ class Room:
         """`connection`'s request head arrived."""
         self.waiting.pop(connection, None)
 
+    def linger(self, connection) -> bool:
+        """Whether `connection`, refused for room, may stay open a while (else it closes once
+        its answer is written: a flood of them lingering ran the process out of descriptors,
+        and new connections were then closed unanswered)."""
+        if len(self.lingering) >= self.beyond:
+            return False
+        self.lingering.add(connection)
+        return True
+
     def closed(self, connection) -> None:
         self.held.discard(connection)
         self.waiting.pop(connection, None)
+        self.lingering.discard(connection)
 
 
 def connection_cap(descriptors: int) -> int:
     """Connections held at most with `descriptors` (the serving process's limit): the rest is
-    kept for the workers' sockets, the files and the writes.
+    kept for the listen backlog, the connections refused for room while they linger (the
+    serving process shares it out), the workers' sockets, the files and the writes.
 
     >>> connection_cap(1024), connection_cap(20000)
     (768, 18750)
@@ -77,17 +98,70 @@ def connection_cap(descriptors: int) -> int:
     return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
 
 
+class Reads(Protocol):
+    """Where a connection sends the requests it does not run on uvicorn's ASGI cycle."""
+
+    max_body: int  # a larger body is refused 413
+
+    def takes(self, method: str, path: str, content_type: str | None) -> bool:
+        """Whether a request with this head is answered by `submit` (else by the ASGI app)."""
+
+    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
+        """Answer the request: call `answered` with the reply (once)."""
+
+
+class Forward:
+    """A request that `Reads` answers, in the seat uvicorn keeps for a request's cycle: one
+    pipelined behind it waits for it, and it for one before it (uvicorn starts it then, by
+    `run_asgi`). Its body is gathered here; no task runs for it."""
+
+    def __init__(self, head: Head, keep_alive: bool, expect_100: bool) -> None:
+        self.head, self.keep_alive, self.expect_100 = head, keep_alive, expect_100
+        self.body, self.more_body, self.started = bytearray(), True, False
+        self.disconnected = self.response_started = self.response_complete = False
+        self.message_event = self  # what uvicorn sets when the client goes: nothing waits
+
+    def set(self) -> None:
+        pass
+
+    async def run_asgi(self, connection: Connection) -> None:
+        connection.begin(self)
+
+
+def response(status: int, headers: list[tuple[bytes, bytes]], body: bytes, *,
+             head: bool = False, keep_alive: bool = True) -> bytes:
+    """A whole HTTP/1.1 response (one write, one segment on the wire).
+
+    >>> whole = response(200, [(b"content-type", b"text/plain")], b"ok", keep_alive=False)
+    >>> whole.split(b"\\r\\n")  # doctest: +NORMALIZE_WHITESPACE
+    [b'HTTP/1.1 200 OK', b'content-type: text/plain', b'content-length: 2',
+     b'connection: close', b'', b'ok']
+    """
+    lines = [STATUS_LINE[status]]
+    for name, value in headers:
+        lines += [name, b": ", value, b"\r\n"]
+    if not any(name == b"content-length" for name, _ in headers):
+        lines.append(b"content-length: %d\r\n" % len(body))
+    if not keep_alive:
+        lines.append(b"connection: close\r\n")
+    lines.append(b"\r\n")
+    if not head:
+        lines.append(body)
+    return b"".join(lines)
+
+
 class Connection(HttpToolsProtocol):
     """One client connection. Its head must arrive within `header_timeout_s` of its first
     byte (of the connection, for a new one) and its body within `body_timeout_s` of the head,
     else it is answered 408 and closed; over MAX_HEAD_BYTES of head (or of chunk framing and
-    trailers beyond the body's own size) is a 431."""
+    trailers beyond the body's own size) is a 431. A request `reads` takes is answered in one
+    write once its reply comes, any other by the ASGI app on uvicorn's cycle."""
 
-    def __init__(self, *args, room: Room, header_timeout_s: float, body_timeout_s: float,
-                 **kwargs) -> None:
+    def __init__(self, *args, room: Room, reads: Reads, header_timeout_s: float,
+                 body_timeout_s: float, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.room, self.header_timeout_s, self.body_timeout_s = room, header_timeout_s, \
-            body_timeout_s
+        self.room, self.reads = room, reads
+        self.header_timeout_s, self.body_timeout_s = header_timeout_s, body_timeout_s
         self.timer: asyncio.TimerHandle | None = None
         self.in_head, self.head_bytes = True, 0  # the pieces of the head that ended
         self.served = False  # a response was sent (now kept alive, or reading another)
@@ -96,7 +170,8 @@ class Connection(HttpToolsProtocol):
         # piece of it that has not ended yet
         self.raw_bytes = self.body_bytes = 0
         self.refused = False  # answered with a refusal: the connection only ends
-        self.outside = False  # refused for want of room: closed at the first bytes it sends
+        self.outside = False  # refused for want of room (a newcomer, or one that gave way)
+        self.brief = False  # its linger is short and ends at the first bytes it sends
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -117,7 +192,7 @@ class Connection(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.refused:  # what a refused client still sends is dropped
-            if self.outside:  # it holds a descriptor beyond the cap: its request was read
+            if self.brief:
                 self.transport.close()
             return
         self._unset_keepalive_if_required()
@@ -129,6 +204,9 @@ class Connection(HttpToolsProtocol):
         except httptools.HttpParserError as exc:
             if self.head_bytes > MAX_HEAD_BYTES:
                 return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head over {MAX_HEAD_BYTES} "
+                                   "bytes")
+            if type(self.cycle) is Forward and len(self.cycle.body) > self.reads.max_body:
+                return self.refuse(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} "
                                    "bytes")
             return self.refuse(HTTP_BAD_REQUEST, f"malformed HTTP request ({exc})")
         if self.transport.is_closing():
@@ -155,21 +233,93 @@ class Connection(HttpToolsProtocol):
         self.in_head, self.head_bytes = False, 0
         self.room.busy(self)
         self._unlimit()
-        super().on_headers_complete()
-        if not self.expect_100_continue:  # the response's head and body leave together
-            self._cork(1)
+        forward = self._forward()
+        if forward is None:
+            return super().on_headers_complete()
+        earlier, self.cycle = self.cycle, forward
+        length = next((v for k, v in self.headers if k == b"content-length"), b"0")
+        if length.isdigit() and int(length) > self.reads.max_body:
+            return self.refuse(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} bytes")
+        if earlier is None or earlier.response_complete:
+            self.begin(forward)
+        else:  # pipelined: uvicorn begins it once the one before it is answered
+            self.flow.pause_reading()
+            self.pipeline.appendleft((forward, self))
+
+    def _forward(self) -> Forward | None:
+        """The request whose head just ended, if `reads` takes it."""
+        if self.parser.should_upgrade():
+            return None
+        url = httptools.parse_url(self.url)
+        path = url.path.decode("ascii")
+        method = self.parser.get_method().decode("ascii")
+        if "%" in path:
+            path = unquote(path)
+        content_type = next((v for k, v in self.headers if k == b"content-type"), None)
+        if not self.reads.takes(method, path, content_type and content_type.decode("latin-1")):
+            return None
+        version = self.parser.get_http_version()
+        head = Head(method, self.root_path + path, self.root_path.encode("ascii") + url.path,
+                    url.query or b"", self.headers, version, self.scheme, self.client,
+                    self.server, self.root_path)
+        return Forward(head, version != "1.0" and self.parser.should_keep_alive(),
+                       self.expect_100_continue)
+
+    def begin(self, forward: Forward) -> None:
+        """`forward` is the request to answer now."""
+        forward.started = True
+        if not forward.more_body:
+            return self._submit(forward)
+        if forward.expect_100:
+            self.transport.write(CONTINUE)
+
+    def _submit(self, forward: Forward) -> None:
+        self.reads.submit(forward.head, bytes(forward.body), partial(self._answer, forward))
+
+    def _answer(self, forward: Forward, reply: Reply) -> None:
+        if forward.disconnected or forward.response_complete or self.refused \
+                or self.transport.is_closing():
+            return  # the client went, or the connection was refused meanwhile
+        status, headers, body = reply
+        keep_alive = forward.keep_alive and not any(
+            name == b"connection" and b"close" in value.lower() for name, value in headers)
+        self.transport.write(response(status, [*self.server_state.default_headers, *headers],
+                                      body, head=forward.head.method == "HEAD",
+                                      keep_alive=keep_alive))
+        forward.response_started = forward.response_complete = True
+        if not keep_alive:
+            self.transport.close()
+        if self.flow.write_paused:  # a slow reader: the next request waits for it to drain
+            task = self.loop.create_task(self._drained())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        else:
+            self.on_response_complete()
+
+    async def _drained(self) -> None:
+        await self.flow.drain()
+        self.on_response_complete()
 
     def on_body(self, body: bytes) -> None:
         self.body_bytes += len(body)
-        super().on_body(body)
+        forward = self.cycle
+        if type(forward) is not Forward:
+            return super().on_body(body)
+        forward.body += body
+        if len(forward.body) > self.reads.max_body:  # the parse ends: data_received says 413
+            raise ValueError("request body too large")
 
     def on_message_complete(self) -> None:
         self.in_head, self.raw_bytes, self.body_bytes = True, 0, 0
         self._unlimit()
-        super().on_message_complete()
+        forward = self.cycle
+        if type(forward) is not Forward:
+            return super().on_message_complete()
+        forward.more_body = False
+        if forward.started:
+            self._submit(forward)
 
     def on_response_complete(self) -> None:
-        self._cork(0)
         self.served = True
         if not self.pipeline:
             self.room.waits(self, self.loop.time())
@@ -181,6 +331,7 @@ class Connection(HttpToolsProtocol):
         if self.served and not self.raw_bytes:
             self._unlimit()
             return self.transport.close()
+        self.outside = True
         self.refuse(HTTP_REQUEST_TIMEOUT, "the server is full and this connection sent no "
                     "request in time")
 
@@ -194,22 +345,19 @@ class Connection(HttpToolsProtocol):
             self.cycle.message_event.set()  # send() nothing more
             if self.cycle.response_started:
                 return self.transport.close()
-        body = f"error: {message}\n".encode()
-        self.transport.write(b"".join([
-            STATUS_LINE[status], b"content-type: text/plain; charset=utf-8\r\n",
-            b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body]))
+        self.transport.write(response(status, [
+            *self.server_state.default_headers,
+            (b"content-type", b"text/plain; charset=utf-8")], f"error: {message}\n".encode(),
+            keep_alive=False))
         # closed with unread bytes, the socket would be reset and the client could lose the
         # answer: end the writing side, drop what comes, close at the client's end or soon
         self.refused = True
-        self._cork(0)
         self.transport.write_eof()
-        self.loop.call_later(FULL_LINGER_S if self.outside else LINGER_S, self.transport.close)
-
-    def _cork(self, on: int) -> None:
-        sock = self.transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            with suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, on)
+        if self.outside and not self.room.linger(self):
+            return self.transport.close()
+        # one refused for room that began a request may still be sending it: the long linger
+        self.brief = self.outside and not self.raw_bytes
+        self.loop.call_later(FULL_LINGER_S if self.brief else LINGER_S, self.transport.close)
 
     def _count(self, piece: bytes) -> None:
         """A whole piece of the head (llhttp gives a piece once it ended): past the bound, the

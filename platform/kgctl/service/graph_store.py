@@ -20,13 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kgctl.service.execution import (
-    HTTP_BAD_REQUEST,
-    HTTP_NOT_FOUND,
-    GraphRequest,
-    HttpProblem,
-    iri,
-)
+from kgctl.service.execution import HTTP_BAD_REQUEST, HTTP_NOT_FOUND, GraphRequest, HttpProblem, iri
 from kgctl.service.hosts import request_url
 from kgctl.service.protocol import HTTP_UNSUPPORTED_MEDIA
 

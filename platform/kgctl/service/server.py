@@ -10,28 +10,29 @@ import signal
 import socket
 import sys
 import threading
+import traceback
+from collections.abc import Callable
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
 import uvicorn
 import uvloop
-from starlette.requests import ClientDisconnect
 
 from kgctl.errors import InputError, StoreError
 from kgctl.service.app import MAX_BODY_BYTES, create_app
-from kgctl.service.asgi import BodyTooLarge, Handler, Receive, Scope, Send, header, read_body
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, header
 from kgctl.service.config import ServiceConfig
 from kgctl.service.connections import Connection, Room, connection_cap
 from kgctl.service.execution import HTTP_UNAVAILABLE, query_timeout
 from kgctl.service.hosts import HostGuard
-from kgctl.service.protocol import may_write, needs_writer
+from kgctl.service.protocol import needs_writer
 from kgctl.service.store_writer import StoreWriter
 from kgctl.service.views import Checkpoints, Views
-from kgctl.service.workers import FIELDS, Workers, refusal
+from kgctl.service.workers import Workers, refusal
 
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
-HTTP_TOO_LARGE = 413
+HTTP_SERVER_ERROR = 500
 LOCAL_PATHS = frozenset({"/healthz"})  # answered by the serving process itself
 
 
@@ -48,58 +49,52 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-class Dispatch:
-    """ASGI app of the serving process: a request that changes the store (and /healthz) is
-    answered by `local`, whose dataset writes through the writer process; every other one
-    by a query worker, over a view holding every write made before it arrived."""
+class Reads:
+    """The requests of the serving process that a query worker answers: all but those that
+    may change the store (and /healthz), which uvicorn runs on `local`, whose dataset writes
+    through the writer process. A read is answered over a view holding every write made
+    before it arrived; its deadline counts from then."""
 
     def __init__(self, local: Handler, workers: Workers, checkpoints: Checkpoints,
                  config: ServiceConfig) -> None:
         self.local, self.workers, self.checkpoints = local, workers, checkpoints
-        self.timeout_s = config.timeout_s
+        self.timeout_s, self.max_body = config.timeout_s, MAX_BODY_BYTES
+        self.tasks: set[asyncio.Task] = set()  # the rare requests that wait in this process
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method, path = scope.get("method"), scope.get("path")
-        if scope["type"] != "http" or path in LOCAL_PATHS \
-                or (may_write(method, path) and path != "/sparql"):
-            return await self.local(scope, receive, send)  # writes: the token before the body
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout_s  # it counts from the request's arrival
-        body = b""
-        if method == "POST":
-            try:
-                body = await read_body(receive, MAX_BODY_BYTES, header(scope, b"content-length"))
-            except BodyTooLarge as exc:
-                return await reply(send, refusal(HTTP_TOO_LARGE, str(exc)), close=True)
-            except ClientDisconnect:
-                return
-            if needs_writer(method, path, header(scope, b"content-type"), body):
-                return await self.local(scope, replay(body), send)
+    def takes(self, method: str, path: str, content_type: str | None) -> bool:
+        # a form posted to /sparql may hold an update: `submit` reads it
+        return path not in LOCAL_PATHS and not needs_writer(method, path, content_type, b"")
+
+    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        if body and needs_writer(head.method, head.path, header(head, b"content-type"), body):
+            return self._wait(self._write(head, body, answered))
         generation = self.checkpoints.published
         if generation < self.checkpoints.written:  # a write this request must see
-            try:
-                async with asyncio.timeout_at(deadline):
-                    generation = await self.checkpoints.fresh()
-            except TimeoutError:
-                return await reply(send, refusal(HTTP_UNAVAILABLE,
-                                                 str(query_timeout(self.timeout_s))))
-        await reply(send, await self.workers.answer(FIELDS(scope), body, generation, deadline))
+            return self._wait(self._fresh(head, body, deadline, answered))
+        self.workers.submit(head, body, generation, deadline, answered)
 
+    async def _fresh(self, head: Head, body: bytes, deadline: float,
+                     answered: Callable[[Reply], None]) -> None:
+        try:
+            async with asyncio.timeout_at(deadline):
+                generation = await self.checkpoints.fresh()
+        except TimeoutError:
+            return answered(refusal(HTTP_UNAVAILABLE, str(query_timeout(self.timeout_s))))
+        self.workers.submit(head, body, generation, deadline, answered)
 
-def replay(body: bytes) -> Receive:
-    async def receive() -> dict:
-        return {"type": "http.request", "body": body, "more_body": False}
-    return receive
+    async def _write(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
+        gathered = Gathered(body)
+        try:
+            await self.local(head.scope(), gathered.receive, gathered.send)
+        except Exception:  # a fault of ours: logged, the client gets a 500
+            traceback.print_exc(file=sys.stderr)
+        answered(gathered.reply() or refusal(HTTP_SERVER_ERROR, "internal server error"))
 
-
-async def reply(send: Send, answer, *, close: bool = False) -> None:
-    status, headers, body = answer
-    if close:  # the request's body was not read: the connection cannot carry another
-        headers = [*headers, (b"connection", b"close")]
-    if not any(name == b"content-length" for name, _ in headers):
-        headers = [*headers, (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    def _wait(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
 
 async def cut_off(tasks: set[asyncio.Task]) -> None:
@@ -167,16 +162,21 @@ class Server:
         workers = Workers(views.root, config, lambda: checkpoints.published)
         try:
             await workers.start()
-            local = create_app(store, config, checkpoints.changed, workers.healthy)
-            app = HostGuard(Dispatch(local, workers, checkpoints, config),
-                            allowed=config.allowed_hosts)
-            protocol = partial(Connection, room=Room(connection_cap(most)),
-                               header_timeout_s=config.header_timeout_s,
+            local = HostGuard(create_app(store, config, checkpoints.changed, workers.healthy),
+                              allowed=config.allowed_hosts)
+            reads = Reads(local, workers, checkpoints, config)
+            # the descriptors past the cap: half for the connections accepted at once (the
+            # listen backlog: each turn of the loop accepts what waits), a quarter for those
+            # refused for room while they linger, the rest for the workers, files and writes
+            spare = most - connection_cap(most)
+            protocol = partial(Connection, room=Room(most - spare, beyond=spare // 4),
+                               reads=reads, header_timeout_s=config.header_timeout_s,
                                body_timeout_s=config.body_timeout_s)
             http = Uvicorn(uvicorn.Config(
-                app, http=protocol, loop="none", lifespan="off", interface="asgi3",
+                local, http=protocol, loop="none", lifespan="off", interface="asgi3",
                 log_config=None, log_level="warning", access_log=False, server_header=False,
-                proxy_headers=False, timeout_keep_alive=config.header_timeout_s))
+                proxy_headers=False, timeout_keep_alive=config.header_timeout_s,
+                backlog=spare // 2))
             serving = asyncio.ensure_future(http.serve(sockets=[listener]))
             waiting = asyncio.ensure_future(http.accepting.wait())
             await asyncio.wait([serving, waiting], return_when=asyncio.FIRST_COMPLETED)
@@ -186,7 +186,7 @@ class Server:
                                    return_when=asyncio.FIRST_COMPLETED)
             http.should_exit = http.force_exit = True
             await serving
-            await cut_off(http.server_state.tasks)
+            await cut_off(http.server_state.tasks | reads.tasks)
         finally:
             await workers.close()
             checkpoints.close()

@@ -20,25 +20,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
 
 from pyoxigraph import Store
 
+from kgctl.service.asgi import Gathered, Handler, Head, Reply
 from kgctl.service.config import ServiceConfig
 from kgctl.service.execution import TEXT
+from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
-from kgctl.service.pool import (
-    FROZEN_CHECK_S,
-    Job,
-    Kill,
-    Pool,
-    Promote,
-    Retire,
-    Run,
-    Spawn,
-    Stop,
-)
+from kgctl.service.pool import FROZEN_CHECK_S, Job, Kill, Pool, Promote, Retire, Run, Spawn, Stop
 
 TICK_S = 0.01
 STALE_S = 2.0  # /healthz fails once a watchdog step has not succeeded for this long
@@ -46,11 +37,6 @@ START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
 MEGABYTE = 1 << 20
 HTTP_SERVER_ERROR = 500
-# what a request carries to a worker: the view it must read and these fields of its scope
-NAMES = ("method", "path", "raw_path", "query_string", "headers", "http_version", "scheme",
-         "client", "server", "root_path")
-FIELDS = itemgetter(*NAMES)
-Reply = tuple[int, list[tuple[bytes, bytes]], bytes]  # status, headers, body
 
 
 def view_path(root: str | Path, generation: int) -> Path:
@@ -75,56 +61,29 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     from kgctl.service.app import DIRECT_PATHS, create_app
     from kgctl.service.dataset import Dataset
 
-    def opened(generation: int):
-        return create_app(Dataset(Store.read_only(str(view_path(views, generation)))), config)
+    def opened(generation: int) -> Handler:
+        dataset = Dataset(Store.read_only(str(view_path(views, generation))))
+        return HostGuard(create_app(dataset, config), allowed=config.allowed_hosts)
 
     loop, app = asyncio.new_event_loop(), opened(generation)
     send(channel, None)  # ready
     stream = channel.makefile("rb")
-    while head := stream.read(SIZE.size):
-        wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(head)[0]))
-        scope = dict(zip(NAMES, fields, strict=True), type="http", state={},
-                     asgi={"version": "3.0", "spec_version": "2.4"})
-        reply = Response()
+    while size := stream.read(SIZE.size):
+        wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(size)[0]))
+        head, gathered = Head._make(fields), Gathered(body)
         try:
             if wanted != generation:
                 app, generation = opened(wanted), wanted
-            answering = app(scope, reply.receive(body), reply.send)
-            if scope["path"] in DIRECT_PATHS:  # plain handlers: no event loop round trip
+            answering = app(head.scope(), gathered.receive, gathered.send)
+            if head.path in DIRECT_PATHS:  # plain handlers: no event loop round trip
                 drive(answering, loop)
             else:
                 loop.run_until_complete(answering)
+            reply = gathered.reply()
         except Exception:  # a fault of ours: logged, the client gets a 500
             traceback.print_exc(file=sys.stderr)
-            reply = Response()
-        send(channel, (reply.status, reply.headers, b"".join(reply.body)) if reply.status
-              else refusal(HTTP_SERVER_ERROR, "internal server error"))
-
-
-@dataclass
-class Response:
-    """What an app answered, gathered whole."""
-
-    status: int = 0
-    headers: list | None = None
-    body: list | None = None
-
-    def receive(self, body: bytes):
-        """The ASGI receive of a request whose body is `body`: then nothing more comes."""
-        pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-        async def receive() -> dict:
-            if pending:
-                return pending.pop()
-            return await asyncio.get_running_loop().create_future()
-        return receive
-
-    async def send(self, message: dict) -> None:
-        if message["type"] == "http.response.start":
-            self.status, self.headers, self.body = message["status"], \
-                list(message.get("headers", [])), []
-        elif message["type"] == "http.response.body":
-            self.body.append(bytes(message.get("body", b"")))
+            reply = None
+        send(channel, reply or refusal(HTTP_SERVER_ERROR, "internal server error"))
 
 
 def drive(coroutine, loop: asyncio.AbstractEventLoop) -> None:
@@ -233,13 +192,13 @@ class Workers:
         workers, would go unenforced)."""
         return asyncio.get_running_loop().time() - min(self.succeeded.values()) < STALE_S
 
-    async def answer(self, fields: tuple, body: bytes, generation: int,
-                     deadline: float) -> Reply:
-        """A worker's answer to a request, or 503 past `deadline` (loop time)."""
-        loop = asyncio.get_running_loop()
-        job = Job(deadline, (frame((generation, fields, body)), loop.create_future()))
-        self._do(self.pool.submit(job, loop.time()))
-        return await job.task[1]
+    def submit(self, head: Head, body: bytes, generation: int, deadline: float,
+               answered: Callable[[Reply], None]) -> None:
+        """Have a worker answer the request (reading the view `generation`), or 503 past
+        `deadline` (loop time): `answered` is called with it."""
+        # a plain tuple: pickling a NamedTuple runs Python code for each one
+        job = Job(deadline, (frame((generation, tuple(head), body)), answered))
+        self._do(self.pool.submit(job, asyncio.get_running_loop().time()))
 
     async def close(self) -> None:
         self._closing = True
@@ -258,8 +217,8 @@ class Workers:
             worker.ready = True
             return self._do(self.pool.ready(worker, loop.time()))
         job, worker.job = worker.job, None
-        if job is not None and not job.task[1].done():
-            job.task[1].set_result(message)
+        if job is not None:
+            job.task[1](message)
         self._do(self.pool.finished(worker, loop.time()))
 
     def gone(self, worker: Worker) -> None:
@@ -302,8 +261,7 @@ class Workers:
                 if action.worker is not None:
                     action.worker.job = None
                     self._kill(action.worker)
-                if not action.job.task[1].done():
-                    action.job.task[1].set_result(refusal(action.status, action.message))
+                action.job.task[1](refusal(action.status, action.message))
             elif isinstance(action, Spawn):
                 if not self._closing:
                     self._task(self._spawn())
