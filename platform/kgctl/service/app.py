@@ -27,11 +27,14 @@ from kgctl.service.asgi import (
     Front,
     Handler,
     Receive,
+    Reply,
     Scope,
     Send,
     header,
     read_body,
-    respond,
+    refusal,
+    reply,
+    send_reply,
 )
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
@@ -40,16 +43,14 @@ from kgctl.service.execution import (
     HTTP_BAD_REQUEST,
     HTTP_NOT_FOUND,
     HTTP_OK,
-    TEXT,
     GraphRequest,
     HttpProblem,
-    QueryRequest,
     answer,
     choose,
 )
 from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
-from kgctl.service.hosts import request_url
+from kgctl.service.hosts import HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, form_fields, parse_operation
 from kgctl.service.update_dataset import with_dataset
@@ -66,9 +67,8 @@ HTTP_METHOD_NOT_ALLOWED = 405
 HTTP_TOO_LARGE = 413
 HTTP_SERVER_ERROR = 500
 MAX_BODY_BYTES = 1_000_000
-# the SPARQL endpoints: plain handlers that never wait on anything but the store's writer, so a
-# query worker runs them without its event loop
-DIRECT_PATHS = frozenset({"/query", "/sparql", "/update"})
+QUERY_PATHS = frozenset({"/query", "/sparql"})  # those a query worker answers (`query_reader`)
+QUERY_METHODS = "GET, HEAD, POST"
 
 
 class Service:
@@ -79,9 +79,11 @@ class Service:
                  written: Callable[[], None] | None) -> None:
         self.dataset, self.config, self._written = dataset, config, written
 
-    def read(self, request: QueryRequest | GraphRequest) -> Response:
-        reply = answer(self.dataset, request, self.config.limits)
-        return Response(reply.body, status_code=reply.status, media_type=reply.media_type)
+    def read(self, request: GraphRequest) -> Response:
+        status, headers, body = answer(self.dataset, request, self.config.limits)
+        response = Response(body, status_code=status)
+        response.raw_headers = headers
+        return response
 
     def authorise(self, scope: Scope) -> None:
         authorise(header(scope, b"authorization"), self.config.update_token)
@@ -113,6 +115,27 @@ class Service:
         """The configured base IRI, else the URL the request went to (without its query)."""
         return self.config.base_iri or request_url(scope)
 
+    def query(self, scope: Scope, body: bytes) -> Reply | UpdateRequest:
+        """The answer to a request to /query or /sparql whose body is `body` (empty but for
+        POST), or the update it carries (which only the owning process makes)."""
+        method, config = scope["method"], self.config
+        params = form_fields(scope["query_string"].decode("latin-1"))
+        if method in ("GET", "HEAD") and not params:
+            fmt: RdfFormat = choose(GraphRequest(graph=None, accept=header(scope, b"accept")),
+                                    GRAPH_TYPES)
+            return reply(HTTP_OK, fmt.media_type, describe(
+                request_url(scope), fmt, updates=config.update_token is not None,
+                union_default=config.union_default))
+        operation = parse_operation(method, header(scope, b"content-type"), params, body,
+                                    accept=header(scope, b"accept"), union=config.union_default,
+                                    base_iri=self.base_iri(scope))
+        if isinstance(operation, UpdateRequest):
+            if scope["path"] == "/query":
+                raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
+            return operation
+        check_remote(operation.query, config.allow_service, update=False)
+        return answer(self.dataset, operation, config.limits)
+
 
 def create_app(dataset: Dataset, config: ServiceConfig,
                written: Callable[[], None] | None = None,
@@ -123,21 +146,11 @@ def create_app(dataset: Dataset, config: ServiceConfig,
     service = Service(dataset, config, written)
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-        method = scope["method"]
-        params = form_fields(scope["query_string"].decode("latin-1"))
-        if method in ("GET", "HEAD") and not params:
-            return await description(scope, send)
-        body = await service.body(scope, receive) if method == "POST" else b""
-        operation = parse_operation(method, header(scope, b"content-type"), params, body,
-                                    accept=header(scope, b"accept"), union=config.union_default,
-                                    base_iri=service.base_iri(scope))
-        if isinstance(operation, UpdateRequest):
-            if scope["path"] == "/query":
-                raise HttpProblem(HTTP_BAD_REQUEST, "send updates to /update or /sparql")
-            return await answer_update(scope, send, operation)
-        check_remote(operation.query, config.allow_service, update=False)
-        reply = answer(dataset, operation, config.limits)
-        await respond(send, reply.status, reply.media_type, reply.body)
+        body = await service.body(scope, receive) if scope["method"] == "POST" else b""
+        answered = service.query(scope, body)
+        if isinstance(answered, UpdateRequest):
+            return await answer_update(scope, send, answered)
+        await send_reply(send, answered)
 
     async def update_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         service.authorise(scope)  # before a body is read
@@ -154,14 +167,7 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         text = with_dataset(operation.update, operation.using_graphs,
                             operation.using_named_graphs)
         await service.write(scope, partial(dataset.update, text, base_iri=service.base_iri(scope)))
-        await respond(send, HTTP_NO_CONTENT, None)
-
-    async def description(scope: Scope, send: Send) -> None:
-        fmt: RdfFormat = choose(GraphRequest(graph=None, accept=header(scope, b"accept")),
-                                GRAPH_TYPES)
-        body = describe(request_url(scope), fmt, updates=config.update_token is not None,
-                        union_default=config.union_default)
-        await respond(send, HTTP_OK, fmt.media_type, body)
+        await send_reply(send, reply(HTTP_NO_CONTENT, None))
 
     async def papers(request: Request) -> Response:
         return JSONResponse([p.model_dump() for p in dataset.papers()])
@@ -202,10 +208,9 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     # the SPARQL endpoints answer before the framework's routing: they are the hot path
-    endpoints = {"/query": sparql(query_endpoint, "GET, HEAD, POST"),
-                 "/sparql": sparql(query_endpoint, "GET, HEAD, POST"),
+    endpoints = {"/query": sparql(query_endpoint, QUERY_METHODS),
+                 "/sparql": sparql(query_endpoint, QUERY_METHODS),
                  "/update": sparql(update_endpoint, "POST")}
-    assert set(endpoints) == DIRECT_PATHS
     app: Handler = Front(endpoints, Starlette(routes=routes,
                                               exception_handlers={HttpProblem: problem,
                                                                   ClientDisconnect: gone}))
@@ -218,21 +223,54 @@ def create_app(dataset: Dataset, config: ServiceConfig,
 
 def sparql(endpoint: Handler, methods: str) -> Handler:
     """`endpoint` answering other methods 405 and its refusals as ``error:`` lines."""
-    allowed = methods.split(", ")
 
     async def handle(scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            if scope["method"] not in allowed:
-                raise HttpProblem(HTTP_METHOD_NOT_ALLOWED, f"use {methods.replace(', ', ' or ')}")
+            allow(scope["method"], methods)
             await endpoint(scope, receive, send)
         except ClientDisconnect:  # nothing to answer
             return
         except HttpProblem as exc:
-            headers = {"Allow": methods} if exc.status == HTTP_METHOD_NOT_ALLOWED \
-                else problem_headers(exc)
-            await respond(send, exc.status, TEXT, f"error: {exc}\n".encode(), headers)
+            await send_reply(send, problem_reply(exc, methods))
 
     return handle
+
+
+def query_reader(dataset: Dataset, config: ServiceConfig
+                 ) -> Callable[[Scope, bytes], Reply] | None:
+    """What a query worker answers a read of /query or /sparql with: the app's answer
+    without a round of ASGI messages and coroutines (the hot path). None with CORS: then the
+    app's middleware answers every request."""
+    if config.cors_origins:
+        return None
+    service, guard = Service(dataset, config, None), HostGuard(None, allowed=config.allowed_hosts)
+
+    def read(scope: Scope, body: bytes) -> Reply:
+        refused = guard.refusal(scope)
+        if refused is not None:
+            return refused
+        try:
+            allow(scope["method"], QUERY_METHODS)
+            answered = service.query(scope, body)
+            if isinstance(answered, UpdateRequest):  # the serving process sends those to its app
+                raise HttpProblem(HTTP_SERVER_ERROR, "writes are made by the owning process only")
+        except HttpProblem as exc:
+            return problem_reply(exc, QUERY_METHODS)
+        return answered
+
+    return read
+
+
+def allow(method: str, methods: str) -> None:
+    if method not in methods.split(", "):
+        raise HttpProblem(HTTP_METHOD_NOT_ALLOWED, f"use {methods.replace(', ', ' or ')}")
+
+
+def problem_reply(exc: HttpProblem, methods: str) -> Reply:
+    """A refusal as an ``error:`` line (405 says which methods are allowed)."""
+    headers = {"Allow": methods} if exc.status == HTTP_METHOD_NOT_ALLOWED \
+        else problem_headers(exc)
+    return refusal(exc.status, str(exc), headers)
 
 
 def run_now(job: Callable[[], T]) -> Future[T]:

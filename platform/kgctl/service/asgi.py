@@ -83,14 +83,25 @@ async def read_body(receive: Receive, limit: int, length: str | None = None) -> 
     return b"".join(chunks)
 
 
-async def respond(send: Send, status: int, media_type: str | None, body: bytes = b"",
-                  headers: Mapping[str, str] | None = None) -> None:
-    """Answer with `body` in one start and one body message (with its Content-Length)."""
+def reply(status: int, media_type: str | None, body: bytes = b"",
+          headers: Mapping[str, str] | None = None) -> Reply:
+    """A whole answer, with its Content-Length."""
     raw = [(b"content-length", str(len(body)).encode())]
     if media_type is not None:
         raw.append((b"content-type", content_type(media_type)))
     raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
+    return status, raw, body
+
+
+def refusal(status: int, message: str, headers: Mapping[str, str] | None = None) -> Reply:
+    """A refusal: an ``error:`` line a person can act on."""
+    return reply(status, "text/plain", f"error: {message}\n".encode(), headers)
+
+
+async def send_reply(send: Send, whole: Reply) -> None:
+    """Answer with `whole` in one start and one body message."""
+    status, headers, body = whole
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -90,11 +90,8 @@ class Room:
 def connection_cap(descriptors: int) -> int:
     """Connections held at most with `descriptors` (the serving process's limit): the rest is
     kept for the listen backlog, the connections refused for room while they linger (the
-    serving process shares it out), the workers' sockets, the files and the writes.
-
-    >>> connection_cap(1024), connection_cap(20000)
-    (768, 18750)
-    """
+    serving process shares it out), the workers' sockets, the files and the writes
+    (tests/test_service_http.py shows the cap at 1,024, 4,096 and 20,000)."""
     return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
 
 

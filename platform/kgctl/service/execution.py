@@ -19,6 +19,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from kgctl.service.asgi import Reply, refusal, reply
 from kgctl.service.dataset import Dataset
 from kgctl.service.negotiation import GRAPH_TYPES, SOLUTION_TYPES, by_name, negotiate
 from kgctl.store.base import QueryResult
@@ -34,7 +35,6 @@ HTTP_NOT_FOUND = 404
 HTTP_NOT_ACCEPTABLE = 406
 HTTP_UNPROCESSABLE = 422
 HTTP_UNAVAILABLE = 503
-TEXT = "text/plain; charset=utf-8"
 
 
 class HttpProblem(Exception):
@@ -109,28 +109,21 @@ class GraphRequest:
     format: str | None = None
 
 
-@dataclass(frozen=True)
-class Answer:
-    body: bytes
-    media_type: str
-    status: int = HTTP_OK
-
-
-def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Answer:
+def answer(dataset: Dataset, request: QueryRequest | GraphRequest, limits: Limits) -> Reply:
     """The response to a read request; refusals become an ``error:`` answer, not an exception."""
     try:
         if isinstance(request, GraphRequest):
             return _graph(dataset, request, limits)
         return _query(dataset, request, limits)
     except HttpProblem as problem:
-        return Answer(status=problem.status, body=f"error: {problem}\n".encode(), media_type=TEXT)
+        return refusal(problem.status, str(problem))
 
 
-def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
+def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Reply:
     result = _evaluate(dataset, request)
     if isinstance(result, QueryBoolean):
         fmt = choose(request, SOLUTION_TYPES)
-        return Answer(body=result.serialize(format=fmt), media_type=fmt.media_type)
+        return reply(HTTP_OK, fmt.media_type, result.serialize(format=fmt))
     if isinstance(result, QuerySolutions):
         fmt = choose(request, SOLUTION_TYPES)
         sink = Sink(limits.max_bytes)
@@ -141,11 +134,11 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Answer:
         if len(body) > MIN_ROW_BYTES[fmt] * limits.max_rows \
                 and _rows(body, fmt) > limits.max_rows:
             raise _too_many(limits, "rows")
-        return Answer(body=body, media_type=fmt.media_type)
+        return reply(HTTP_OK, fmt.media_type, body)
     fmt = choose(request, GRAPH_TYPES)
     sink = Sink(limits.max_bytes)
     _fill(sink, limits, lambda: serialize(_bounded(result, limits, "triples"), sink, fmt))
-    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+    return reply(HTTP_OK, fmt.media_type, sink.getvalue())
 
 
 def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
@@ -161,7 +154,7 @@ def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
 
 
-def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Answer:
+def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Reply:
     graph = DefaultGraph() if request.graph is None else iri(request.graph)
     fmt = choose(request, GRAPH_TYPES)
     if not dataset.has_graph(graph):
@@ -169,7 +162,7 @@ def _graph(dataset: Dataset, request: GraphRequest, limits: Limits) -> Answer:
     sink = Sink(limits.max_bytes)
     triples = (q.triple for q in dataset.graph_quads(graph))
     _fill(sink, limits, lambda: serialize(_bounded(triples, limits, "triples"), sink, fmt))
-    return Answer(body=sink.getvalue(), media_type=fmt.media_type)
+    return reply(HTTP_OK, fmt.media_type, sink.getvalue())
 
 
 def _fill(sink: Sink, limits: Limits, write) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from kgctl.service.asgi import respond
+from kgctl.service.asgi import Reply, refusal, send_reply
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 HTTP_BAD_REQUEST = 400
@@ -38,14 +38,18 @@ class HostGuard:
         self.allowed = frozenset(a.lower() for a in allowed)
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http":
-            header = next((v for k, v in scope["headers"] if k == b"host"), None)
-            if header is None and scope["http_version"] == "1.1":  # RFC 9112
-                return await respond(send, HTTP_BAD_REQUEST, "text/plain", b"error: an "
-                                     b"HTTP/1.1 request needs a Host header\n")
-            if ANY not in self.allowed \
-                    and host_name((header or b"").decode("latin-1")) not in self.allowed:
-                return await respond(send, HTTP_BAD_REQUEST, "text/plain", b"error: this "
-                                     b"server does not answer for that Host header (start it "
-                                     b"with --allowed-host NAME)\n")
+        refused = self.refusal(scope) if scope["type"] == "http" else None
+        if refused is not None:
+            return await send_reply(send, refused)
         await self.app(scope, receive, send)
+
+    def refusal(self, scope) -> Reply | None:
+        """The answer to an HTTP request this server does not answer for, else None."""
+        header = next((v for k, v in scope["headers"] if k == b"host"), None)
+        if header is None and scope["http_version"] == "1.1":  # RFC 9112
+            return refusal(HTTP_BAD_REQUEST, "an HTTP/1.1 request needs a Host header")
+        if ANY not in self.allowed \
+                and host_name((header or b"").decode("latin-1")) not in self.allowed:
+            return refusal(HTTP_BAD_REQUEST, "this server does not answer for that Host header "
+                           "(start it with --allowed-host NAME)")
+        return None

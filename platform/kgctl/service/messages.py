@@ -1,7 +1,7 @@
 """Messages between the serving process and its worker and writer processes: one pickle
 each, after its length, on a stream socket pair (the processes are our own).
 
->>> ours, theirs = pair()
+>>> ours, theirs = socket.socketpair()
 >>> send(ours, ("ask", b"x" * 100_000))
 >>> value = receive(theirs)
 >>> value[0], len(value[1])
@@ -17,10 +17,6 @@ from typing import Any
 
 SIZE = struct.Struct("!Q")
 WHOLE_BYTES = 1 << 16  # a message up to this size leaves in one write (one wake-up)
-
-
-def pair() -> tuple[socket.socket, socket.socket]:
-    return socket.socketpair()
 
 
 def frame(value: Any) -> bytes:

@@ -21,7 +21,7 @@ import uvloop
 
 from kgctl.errors import InputError, StoreError
 from kgctl.service.app import MAX_BODY_BYTES, create_app
-from kgctl.service.asgi import Gathered, Handler, Head, Reply, header
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, header, refusal
 from kgctl.service.config import ServiceConfig
 from kgctl.service.connections import Connection, Room, connection_cap
 from kgctl.service.execution import HTTP_UNAVAILABLE, query_timeout
@@ -29,7 +29,7 @@ from kgctl.service.hosts import HostGuard
 from kgctl.service.protocol import needs_writer
 from kgctl.service.store_writer import StoreWriter
 from kgctl.service.views import Checkpoints, Views
-from kgctl.service.workers import Workers, refusal
+from kgctl.service.workers import Workers
 
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 HTTP_SERVER_ERROR = 500

@@ -96,7 +96,7 @@ class StoreWriter:
             raise value
 
     def _start(self) -> None:
-        ours, theirs = zip(messages.pair(), messages.pair(), strict=True)
+        ours, theirs = zip(socket.socketpair(), socket.socketpair(), strict=True)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kgctl.service.store_writer", str(self.path),
              *(str(s.fileno()) for s in theirs), str(os.getpid())],

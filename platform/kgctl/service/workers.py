@@ -24,9 +24,8 @@ from pathlib import Path
 
 from pyoxigraph import Store
 
-from kgctl.service.asgi import Gathered, Handler, Head, Reply
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, Scope, refusal
 from kgctl.service.config import ServiceConfig
-from kgctl.service.execution import TEXT
 from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
 from kgctl.service.pool import FROZEN_CHECK_S, Job, Kill, Pool, Promote, Retire, Run, Spawn, Stop
@@ -58,57 +57,34 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which ends it
     limit = config.worker_memory_mb * MEGABYTE
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    from kgctl.service.app import DIRECT_PATHS, create_app
+    from kgctl.service.app import QUERY_PATHS, create_app, query_reader
     from kgctl.service.dataset import Dataset
 
-    def opened(generation: int) -> Handler:
+    def opened(generation: int) -> tuple[Handler, Callable[[Scope, bytes], Reply] | None]:
         dataset = Dataset(Store.read_only(str(view_path(views, generation))))
-        return HostGuard(create_app(dataset, config), allowed=config.allowed_hosts)
+        return (HostGuard(create_app(dataset, config), allowed=config.allowed_hosts),
+                query_reader(dataset, config))
 
-    loop, app = asyncio.new_event_loop(), opened(generation)
+    loop = asyncio.new_event_loop()
+    app, read = opened(generation)
     send(channel, None)  # ready
     stream = channel.makefile("rb")
     while size := stream.read(SIZE.size):
         wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(size)[0]))
-        head, gathered = Head._make(fields), Gathered(body)
+        scope = Head._make(fields).scope()
         try:
             if wanted != generation:
-                app, generation = opened(wanted), wanted
-            answering = app(head.scope(), gathered.receive, gathered.send)
-            if head.path in DIRECT_PATHS:  # plain handlers: no event loop round trip
-                drive(answering, loop)
+                (app, read), generation = opened(wanted), wanted
+            if read is not None and scope["path"] in QUERY_PATHS:
+                reply = read(scope, body)
             else:
-                loop.run_until_complete(answering)
-            reply = gathered.reply()
+                gathered = Gathered(body)
+                loop.run_until_complete(app(scope, gathered.receive, gathered.send))
+                reply = gathered.reply()
         except Exception:  # a fault of ours: logged, the client gets a 500
             traceback.print_exc(file=sys.stderr)
             reply = None
         send(channel, reply or refusal(HTTP_SERVER_ERROR, "internal server error"))
-
-
-def drive(coroutine, loop: asyncio.AbstractEventLoop) -> None:
-    """Run `coroutine` to its end: at once when it never waits, else on `loop` from where
-    it stopped. Only for code that needs no task of its own before it first waits."""
-    asyncio._set_running_loop(loop)  # what it creates belongs to `loop`
-    try:
-        waiting_on = coroutine.send(None)
-    except StopIteration:
-        return
-    finally:
-        asyncio._set_running_loop(None)
-    loop.run_until_complete(_resume(coroutine, waiting_on))
-
-
-async def _resume(coroutine, waiting_on) -> None:
-    while True:
-        if waiting_on is not None:
-            waiting_on._asyncio_future_blocking = False
-            with suppress(BaseException):  # the coroutine gets it when resumed
-                await waiting_on
-        try:
-            waiting_on = coroutine.send(None)
-        except StopIteration:
-            return
 
 
 def die_with_parent() -> None:
@@ -331,6 +307,3 @@ class Workers:
         fields = self._stat(worker)
         return bool(fields) and fields[0] in (b"T", b"t")
 
-
-def refusal(status: int, message: str) -> Reply:
-    return status, [(b"content-type", TEXT.encode())], f"error: {message}\n".encode()

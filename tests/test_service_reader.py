@@ -1,0 +1,100 @@
+"""A query worker's plain path for reads (`query_reader`), in process: for every kind of read
+of /query and /sparql, refused or answered, it gives the answer the service's ASGI app (as a
+worker wraps it) gives to the same request."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from urllib.parse import urlencode
+
+import pytest
+from pyoxigraph import Store
+from service_helpers import PAPER_GRAPH, sample_quads
+
+from kgctl.service.app import QUERY_PATHS, create_app, query_reader
+from kgctl.service.asgi import Gathered, Head
+from kgctl.service.config import ServiceConfig
+from kgctl.service.dataset import Dataset
+from kgctl.service.hosts import HostGuard
+
+JSON = (b"accept", b"application/sparql-results+json")
+FORM = (b"content-type", b"application/x-www-form-urlencoded")
+HOST = (b"host", b"127.0.0.1:7878")
+SELECT = f"SELECT ?s WHERE {{ GRAPH <{PAPER_GRAPH}> {{ ?s a ?c }} }} ORDER BY ?s LIMIT 3"
+CASES = {  # name: (method, path, query parameters, extra headers, body, status)
+    "ask": ("GET", "/query", {"query": "ASK {}"}, [JSON], b"", 200),
+    "select as csv": ("GET", "/sparql", {"query": SELECT, "format": "csv"}, [], b"", 200),
+    "select by union": ("GET", "/query", {"query": "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }",
+                                          "union-default-graph": ""}, [JSON], b"", 200),
+    "head": ("HEAD", "/query", {"query": SELECT}, [JSON], b"", 200),
+    "description": ("GET", "/sparql", {}, [(b"accept", b"text/turtle")], b"", 200),
+    "posted form": ("POST", "/query", {}, [FORM, JSON],
+                    urlencode({"query": SELECT}).encode(), 200),
+    "posted query": ("POST", "/sparql", {}, [(b"content-type", b"application/sparql-query")],
+                     SELECT.encode(), 200),
+    "update to /query": ("POST", "/query", {}, [FORM],
+                         urlencode({"update": "CLEAR ALL"}).encode(), 400),
+    "wrong method": ("PUT", "/query", {"query": "ASK {}"}, [], b"", 405),
+    "bad query": ("GET", "/query", {"query": "SELEKT"}, [], b"", 400),
+    "remote endpoint": ("GET", "/query", {"query": "SELECT * { SERVICE <http://127.0.0.1:9/> "
+                                                   "{ ?s ?p ?o } }"}, [], b"", 400),
+    "unacceptable": ("GET", "/query", {"query": "ASK {}"}, [(b"accept", b"image/png")], b"",
+                     406),
+    "unsupported body": ("POST", "/query", {}, [(b"content-type", b"text/plain")], b"ASK {}",
+                         415),
+    "foreign host": ("GET", "/query", {"query": "ASK {}"}, [(b"host", b"evil.example")], b"",
+                     400),
+}
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    store = Store()
+    store.extend(sample_quads())
+    return Dataset(store)
+
+
+def head(method: str, path: str, params: dict[str, str], headers: list) -> Head:
+    if not any(name == b"host" for name, _ in headers):
+        headers = [HOST, *headers]
+    return Head(method, path, path.encode(), urlencode(params).encode(), headers, "1.1", "http",
+                ("127.0.0.1", 40000), ("127.0.0.1", 7878), "")
+
+
+def unlabelled(reply):
+    """`reply` with its blank nodes' labels (random ones) blanked out."""
+    status, headers, body = reply
+    return status, headers, re.sub(rb"_:[0-9a-f]+", b"_:", body)
+
+
+def through_the_app(dataset: Dataset, config: ServiceConfig, request: Head, body: bytes):
+    app = HostGuard(create_app(dataset, config), allowed=config.allowed_hosts)
+    gathered = Gathered(body)
+    asyncio.run(app(request.scope(), gathered.receive, gathered.send))
+    return gathered.reply()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_plain_path_answers_as_the_app(dataset: Dataset, case: str) -> None:
+    method, path, params, headers, body, status = CASES[case]
+    config = ServiceConfig()
+    request = head(method, path, params, headers)
+    assert path in QUERY_PATHS
+    plain = query_reader(dataset, config)(request.scope(), body)
+    assert plain[0] == status, plain
+    assert unlabelled(plain) == unlabelled(through_the_app(dataset, config, request, body))
+    if status == 405:
+        assert (b"allow", b"GET, HEAD, POST") in plain[1]
+
+
+def test_a_select_is_answered_with_its_rows(dataset: Dataset) -> None:
+    _, headers, body = query_reader(dataset, ServiceConfig())(
+        head("GET", "/query", {"query": SELECT, "format": "csv"}, []).scope(), b"")
+    assert (b"content-type", b"text/csv; charset=utf-8") in headers
+    assert body.count(b"\r\n") == 4  # a header line and three rows
+
+
+def test_with_cors_the_app_answers_every_request() -> None:
+    assert query_reader(Dataset(Store()), ServiceConfig(cors_origins=("https://a.example",))
+                        ) is None
