@@ -126,8 +126,8 @@ def test_endpoint_view_parameter(demo: Path, tmp_path: Path) -> None:
     def ask(*params: tuple[str, str]) -> tuple[int, str]:
         op = parse_operation("GET", None, [("query", _example(ACROSS)), *params],
                              b"", accept="application/sparql-results+json")
-        got = answer(dataset, op, LIMITS)
-        return got.status, got.body.decode()
+        status, _, body = answer(dataset, op, LIMITS)
+        return status, body.decode()
 
     status, body = ask()
     bindings = json.loads(body)["results"]["bindings"]

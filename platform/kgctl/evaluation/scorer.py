@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.optimize import linear_sum_assignment
 
 from kgctl.evaluation.slots import Node, Value, slots_agree
 
@@ -151,7 +150,7 @@ def align_lists(gold: list[Node], pred: list[Node], *, agree: Agree = strict_agr
         return result
     matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
                        dtype=float)
-    rows, cols = linear_sum_assignment(matched, maximize=True)
+    rows, cols = best_pairs(matched)
     used_gold, used_pred = set(), set()
     for i, j in zip(rows, cols, strict=True):
         if matched[i, j] > 0:
@@ -180,8 +179,15 @@ def _best_total(gold: list[Node], pred: list[Node], agree: Agree) -> int:
         return 0
     matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
                        dtype=float)
-    rows, cols = linear_sum_assignment(matched, maximize=True)
+    rows, cols = best_pairs(matched)
     return int(matched[rows, cols].sum())
+
+
+def best_pairs(matched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of the pairing with the most agreeing slots."""
+    from scipy.optimize import linear_sum_assignment  # scipy takes half a second to import
+
+    return linear_sum_assignment(matched, maximize=True)
 
 
 def ratio(num: int, den: int) -> float:
