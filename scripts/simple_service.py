@@ -23,10 +23,10 @@ import uvicorn
 from pyoxigraph import Store
 
 from kgctl.service.app import create_app
-from kgctl.service.asgi import header, respond
+from kgctl.service.asgi import Reply, header, refusal, send_reply
 from kgctl.service.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, DEFAULT_WORKERS, ServiceConfig
 from kgctl.service.dataset import Dataset
-from kgctl.service.execution import TEXT, HttpProblem, Limits, answer
+from kgctl.service.execution import HttpProblem, Limits, answer
 from kgctl.service.protocol import parse_operation
 
 # not a ServiceConfig: its defaults read the ontologies, and worker processes import this script
@@ -39,14 +39,13 @@ def _open(store: str) -> None:
     _dataset = Dataset(Store.read_only(store))
 
 
-def _answer(params: list[tuple[str, str]], accept: str | None) -> tuple[int, str, bytes]:
+def _answer(params: list[tuple[str, str]], accept: str | None) -> Reply:
     assert _dataset is not None
     try:
         operation = parse_operation("GET", None, params, b"", accept=accept)
     except HttpProblem as exc:
-        return exc.status, TEXT, f"error: {exc}\n".encode()
-    reply = answer(_dataset, operation, LIMITS)
-    return reply.status, reply.media_type, reply.body
+        return refusal(exc.status, str(exc))
+    return answer(_dataset, operation, LIMITS)
 
 
 def pooled(app, pool: ProcessPoolExecutor):
@@ -56,9 +55,8 @@ def pooled(app, pool: ProcessPoolExecutor):
         if scope["type"] != "http" or scope["path"] != "/query" or scope["method"] != "GET":
             return await app(scope, receive, send)
         params = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
-        status, media_type, body = await asyncio.get_running_loop().run_in_executor(
-            pool, _answer, params, header(scope, b"accept"))
-        await respond(send, status, media_type, body)
+        await send_reply(send, await asyncio.get_running_loop().run_in_executor(
+            pool, _answer, params, header(scope, b"accept")))
 
     return handle
 
