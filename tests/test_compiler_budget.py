@@ -49,6 +49,19 @@ def test_bundled_ontologies_fit_the_budget() -> None:
     assert report.over_budget() == []
 
 
+def test_counts_are_the_tokenizer_packages_own() -> None:
+    """count_tokens loads the wheel's Rust tokenizer by itself (the package reads rank tables
+    it never uses): its counts are the package's encoding's, special spellings as text."""
+    import bpe_openai
+
+    encoding = bpe_openai.get_encoding("o200k_base")
+    _, plan, surface = _report(default_ir())
+    tool = surface.get("create_heat_chill")
+    for text in ("", "hello world", "<|endoftext|> and <|endofprompt|>", "１２℃ – naïve\n\n",
+                 plan.system_prompt, tool.description, json.dumps(tool.input_schema)):
+        assert count_tokens(text) == len(encoding.encode(text, disallowed_special=())), text
+
+
 def test_the_measure_is_what_a_client_is_sent() -> None:
     """A tool costs its MCP listing entry; a step its tools plus its system message."""
     report, plan, surface = _report(default_ir())
