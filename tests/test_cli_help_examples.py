@@ -12,6 +12,7 @@ answer one probe, then are stopped.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -146,8 +147,23 @@ def llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory, llm) -> Path:
-    """The small data the examples name, made through the public doors (read-only)."""
-    tmp = tmp_path_factory.mktemp("examples")
+    """The small data the examples name, made through the public doors (read-only), once for
+    all test workers: the first to come makes it while the others wait on the lock."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker's folder is in the session's
+        shared = shared.parent
+    with open(shared / "examples.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tmp = shared / "examples"
+        if not (tmp / "made").exists():
+            shutil.rmtree(tmp, ignore_errors=True)  # begun by a worker that failed
+            tmp.mkdir()
+            _make_template(tmp, llm)
+            (tmp / "made").touch()
+    return tmp
+
+
+def _make_template(tmp: Path, llm: FakeLLM) -> None:
     shutil.copy(asset_dir("domains") / "nerre-doping" / "benchmark" / "gpt3" /
                 "inference_decoded_json.json", tmp / "predictions.json")
     for name in ("domains", "benchmarks"):
@@ -188,7 +204,6 @@ def template(tmp_path_factory, llm) -> Path:
                     tmp / "runs" / "out" / category)
     (tmp / "runs" / "water_stability.csv").write_text(
         "doi,mof,label\n10.1038/s41586-019-1798-7,Al-PMOF,Stable\n", encoding="utf-8")
-    return tmp
 
 
 def _environment(folder: Path, llm: FakeLLM) -> dict[str, str | None]:
