@@ -11,6 +11,11 @@ import time
 from mcp_helpers import KGCTL, READY_WITHIN_S, free_port
 
 PROBE_S = 0.05
+# Ctrl-C reaches a foreground command with SIGINT's default action, whatever the disposition
+# this test run inherited (a run started as a background job has SIGINT ignored, and so would
+# every process it starts)
+INTERACTIVE = [KGCTL[0], "-c", "import signal; signal.signal(signal.SIGINT, "
+               "signal.default_int_handler); from kgctl.cli import main; main()"]
 
 
 def _wait_listening(port: int, process: subprocess.Popen) -> None:
@@ -26,7 +31,7 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
 
 def test_ctrl_c_on_a_server_is_interrupted_with_130(tmp_path) -> None:
     port = free_port()
-    process = subprocess.Popen([*KGCTL, "mcp", "serve", "--store", str(tmp_path / "s"),
+    process = subprocess.Popen([*INTERACTIVE, "mcp", "serve", "--store", str(tmp_path / "s"),
                                 "--transport", "http", "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
