@@ -66,7 +66,7 @@ def test_a_computing_query_past_the_short_budget_becomes_long_then_the_lane_fill
     jobs = [Job(TIMEOUT_S) for _ in range(4)]
     a, b = (runs(pool.submit(job, 0.0))[0] for job in jobs[:2])
     assert pool.submit(jobs[2], 0.0) == pool.submit(jobs[3], 0.0) == []
-    assert pool.tick(0.01) == []  # the CPU times at start are read
+    assert pool.tick(0.01) == pool.tick(service.CPU_FROM_S) == []  # CPU times counted from here
     cpu[a] = 0.2
     assert pool.tick(0.24) == []  # within the short budget
     actions = pool.tick(0.25)
@@ -91,6 +91,19 @@ def test_a_computing_query_past_the_short_budget_becomes_long_then_the_lane_fill
                               "retry later") and actions[-1].job is newer
     assert list(pool.waiting) == [older]
     assert pool.finished(a, 0.5) == [Retire(a)]  # the long lane has room again
+
+
+def test_a_query_answered_within_cpu_from_s_never_has_its_cpu_time_read():
+    reads: list[str] = []
+    pool = Pool(1, 1, TIMEOUT_S, lambda worker: reads.append(worker) or 0.0)
+    pool.start()
+    pool.ready("w0", 0.0)
+    pool.ready("w1", 0.0)
+    (worker,) = runs(pool.submit(Job(TIMEOUT_S), 0.0))
+    assert pool.tick(0.01) == [] and reads == []
+    pool.finished(worker, 0.015)
+    (worker,) = runs(pool.submit(Job(0.015 + TIMEOUT_S), 0.015))
+    assert pool.tick(0.015 + service.CPU_FROM_S) == [] and reads == [worker]
 
 
 def test_a_worker_that_dies_has_its_query_answered_500_and_is_replaced():
