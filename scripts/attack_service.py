@@ -48,10 +48,10 @@ import httpx
 from bench_service import descendants, free_port  # beside this script
 from pyoxigraph import Store
 
+from kgctl.pipeline.seed import pack_quads
 from kgctl.service.app import MAX_BODY_BYTES
 from kgctl.service.config import DEFAULT_HEADER_TIMEOUT_S
 from kgctl.service.connections import connection_cap
-from kgctl.service.seed import pack_quads
 
 TOKEN = "attack-token"
 PAIRS = 50

@@ -4,7 +4,7 @@ app in one process, answering queries inline (``simple``) or in a pool of as man
 kgctl has workers (``simple-pool``).
 
 All servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
-tools, kgctl.service.seed). One load generator (uvloop + httptools, keep-alive connections)
+tools, kgctl.pipeline.seed). One load generator (uvloop + httptools, keep-alive connections)
 measures, interleaving the servers round by round (ratios: each over oxigraph):
   1. single-client latency of ``ASK {}`` (median of the p50s on 5 fresh connection pairs, and
      the ratio on each pair) and of each read-out query (domains/mop30/readout/*.rq, on a
@@ -41,8 +41,8 @@ import httptools
 import uvloop
 from pyoxigraph import RdfFormat, Store, serialize
 
+from kgctl.pipeline.seed import pack_quads
 from kgctl.service.config import DEFAULT_WORKERS
-from kgctl.service.seed import pack_quads
 from kgctl.service.static_examples import load_examples
 
 CONNECTIONS = 50

@@ -22,8 +22,8 @@ import httptools
 import httpx
 from pyoxigraph import Quad, Store
 
+from kgctl.pipeline.seed import pack_quads
 from kgctl.service.config import ServiceConfig
-from kgctl.service.seed import pack_quads
 from kgctl.service.server import Server, listen
 
 STARTUP_S = 30.0

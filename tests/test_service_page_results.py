@@ -21,8 +21,8 @@ from pyoxigraph import Literal, NamedNode, Quad, Store
 from service_helpers import PAPER, PAPER_GRAPH, free_port, warm_up
 
 from kgctl.pipeline.demo import bundled_traces
+from kgctl.pipeline.seed import pack_quads
 from kgctl.service.app import YASGUI_SCRIPT
-from kgctl.service.seed import pack_quads
 from kgctl.service.static_examples import load_examples
 
 CHROMIUM = "/usr/bin/chromium"

@@ -10,17 +10,8 @@ from pathlib import Path
 import click
 
 from kgctl.packs import domain_option
-from kgctl.service.config import (
-    DEFAULT_BODY_TIMEOUT_S,
-    DEFAULT_HEADER_TIMEOUT_S,
-    DEFAULT_LONG_QUERIES,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_ROWS,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_WORKER_MEMORY_MB,
-    DEFAULT_WORKERS,
-    ServiceConfig,
-)
+from kgctl.service import config as defaults
+from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
 from kgctl.service.hosts import LOOPBACK_NAMES
 from kgctl.service.server import Server, listen
@@ -42,21 +33,21 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 @click.option("--update-token", envvar=TOKEN_ENV, default=None,
               help=f"Enable SPARQL Update and Graph Store writes for clients sending this bearer "
                    f"token (or set {TOKEN_ENV}). Without it writes are refused.")
-@click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
+@click.option("--timeout", "timeout_s", default=defaults.DEFAULT_TIMEOUT_S, show_default=True,
               type=SECONDS, help="Time limit in seconds of a query (counted from its arrival) or "
               "write; its process is killed at the limit.")
-@click.option("--max-rows", default=DEFAULT_MAX_ROWS, show_default=True,
+@click.option("--max-rows", default=defaults.DEFAULT_MAX_ROWS, show_default=True,
               type=click.IntRange(min=1), help="Most result rows (or triples) a query returns.")
-@click.option("--max-bytes", default=DEFAULT_MAX_BYTES, show_default=True,
+@click.option("--max-bytes", default=defaults.DEFAULT_MAX_BYTES, show_default=True,
               type=click.IntRange(min=1), help="Largest serialised result (and graph upload).")
-@click.option("--workers", default=DEFAULT_WORKERS, show_default=True,
+@click.option("--workers", default=defaults.DEFAULT_WORKERS, show_default=True,
               type=click.IntRange(min=1),
               help="Query worker processes answering at once, one request each (two per CPU "
                    "core, at most 16, by default); as many more wait started as spares.")
-@click.option("--long-queries", default=DEFAULT_LONG_QUERIES, show_default=True,
+@click.option("--long-queries", default=defaults.DEFAULT_LONG_QUERIES, show_default=True,
               type=click.IntRange(min=1),
               help="Queries allowed to run longer than a quarter second at once; more are 503.")
-@click.option("--worker-memory", "worker_memory_mb", default=DEFAULT_WORKER_MEMORY_MB,
+@click.option("--worker-memory", "worker_memory_mb", default=defaults.DEFAULT_WORKER_MEMORY_MB,
               show_default=True, type=click.IntRange(min=64),
               help="Memory (MB) a query worker may allocate; a query that needs more is "
                    "stopped (500) instead of swapping the machine.")
@@ -67,10 +58,10 @@ SECONDS = click.FloatRange(min=0, min_open=True)
                    "(repeatable; '*' for any).")
 @click.option("--allow-service", "allow_service", multiple=True,
               help="Endpoint that SERVICE (and LOAD) may contact (repeatable); none by default.")
-@click.option("--header-timeout", "header_timeout_s", default=DEFAULT_HEADER_TIMEOUT_S,
+@click.option("--header-timeout", "header_timeout_s", default=defaults.DEFAULT_HEADER_TIMEOUT_S,
               show_default=True, type=SECONDS,
               help="Seconds a client has to send its request headers.")
-@click.option("--body-timeout", "body_timeout_s", default=DEFAULT_BODY_TIMEOUT_S,
+@click.option("--body-timeout", "body_timeout_s", default=defaults.DEFAULT_BODY_TIMEOUT_S,
               show_default=True, type=SECONDS, help="Seconds a client has to send its body.")
 @click.option("--base-iri", default=None,
               help="Base IRI for relative IRIs in requests [default: the endpoint's URL].")
@@ -101,7 +92,7 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
         store_path.mkdir(parents=True, exist_ok=True)
     dataset = Dataset.open(store_path)  # one clear error before anything starts
     if seed:
-        from kgctl.service.seed import pack_quads
+        from kgctl.pipeline.seed import pack_quads
 
         dataset.load(pack_quads(domain), replace=True)
     del dataset  # closed: the service's writer process owns the directory

@@ -16,7 +16,6 @@ import struct
 from typing import Any
 
 SIZE = struct.Struct("!Q")
-WHOLE_BYTES = 1 << 16  # a message up to this size leaves in one write (one wake-up)
 
 
 def frame(value: Any) -> bytes:
@@ -25,11 +24,7 @@ def frame(value: Any) -> bytes:
 
 
 def send(sock: socket.socket, value: Any) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(data) <= WHOLE_BYTES:
-        return sock.sendall(SIZE.pack(len(data)) + data)
-    sock.sendall(SIZE.pack(len(data)))  # not copied into one buffer first
-    sock.sendall(data)
+    sock.sendall(frame(value))  # in one write: one wake-up of the reader
 
 
 def receive(sock: socket.socket) -> Any | None:

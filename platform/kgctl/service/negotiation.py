@@ -43,17 +43,10 @@ GRAPH_TYPES: dict[str, RdfFormat] = {
 }
 # short names for the ``format`` parameter (download links cannot set an Accept header)
 FORMAT_NAMES: dict[str, str] = {
-    "json": "application/json",
-    "xml": "application/xml",
-    "csv": "text/csv",
-    "tsv": "text/tab-separated-values",
-    "turtle": "text/turtle",
-    "ttl": "text/turtle",
-    "nt": "application/n-triples",
-    "ntriples": "application/n-triples",
-    "jsonld": "application/ld+json",
-    "rdfxml": "application/rdf+xml",
-}
+    "json": "application/json", "xml": "application/xml", "csv": "text/csv",
+    "tsv": "text/tab-separated-values", "turtle": "text/turtle", "ttl": "text/turtle",
+    "nt": "application/n-triples", "ntriples": "application/n-triples",
+    "jsonld": "application/ld+json", "rdfxml": "application/rdf+xml"}
 _DEFAULT_Q = 1.0
 
 

@@ -27,7 +27,7 @@ class Views:
         self._dataset, self._keep_s = dataset, keep_s
         prefix = f".{dataset.path.name}.views-"
         for left in dataset.path.parent.glob(prefix + "*"):  # by a server that was killed
-            if not _running(int(left.name.removeprefix(prefix).split("-")[0] or 0)):
+            if not Path(f"/proc/{left.name.removeprefix(prefix).split('-')[0]}").is_dir():
                 shutil.rmtree(left, ignore_errors=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-",
                                           dir=dataset.path.parent))
@@ -48,16 +48,6 @@ class Views:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid > 0
 
 
 class Checkpoints:

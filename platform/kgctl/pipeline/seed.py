@@ -10,7 +10,11 @@ from pathlib import Path
 
 from pyoxigraph import Quad
 
+from kgctl.agent.aio import run_sync
+from kgctl.agent.replay import replay_traces
 from kgctl.errors import DataRejected
+from kgctl.packs import load_pack
+from kgctl.pipeline.demo import bundled_traces, compile_all
 from kgctl.store.embedded import EmbeddedStore
 
 
@@ -18,11 +22,6 @@ def pack_quads(domain: str | Path | None = None, traces: Sequence[Path] | None =
                ) -> list[Quad]:
     """Every quad of the graphs the traces (default: all of the pack's ground-truth traces)
     rebuild through the tools of the pack (default: the default pack)."""
-    from kgctl.agent.aio import run_sync
-    from kgctl.agent.replay import replay_traces
-    from kgctl.packs import load_pack
-    from kgctl.pipeline.demo import bundled_traces, compile_all
-
     pack = load_pack(domain)
     _compiled, (ir, surface), _plan = compile_all(pack=pack)
     store = EmbeddedStore()
