@@ -13,6 +13,12 @@ no lost connection).
   large      an 8 MB answer (as CSV, then as JSON) on the 1,100th connection, read slowly
              (64 KB buffer, pauses): its status, bytes announced and delivered, and how long
              it took
+  untaken    400 clients each ask for an 8 MB answer and read none of it: the serving
+             process's peak memory, how many were cut off to keep the answers held within
+             their bound; then one more reads its 8 MB answer slowly: delivered whole
+  bodies     2,000 clients each send all but the last byte of a 1 MB query body and stop:
+             how many were refused 503 (the bodies held are bounded), the serving process's
+             peak memory; then a fresh read and a fresh POST: their statuses
   silent     25,000 silent connections (the serving process limited to 20,000 descriptors)
              while a fresh read and an authenticated write are sent every 0.2 s: their
              statuses, how the silent ones were answered, and how long the last stayed open
@@ -51,7 +57,7 @@ from pyoxigraph import Store
 from kgctl.pipeline.seed import pack_quads
 from kgctl.service.app import MAX_BODY_BYTES
 from kgctl.service.config import DEFAULT_HEADER_TIMEOUT_S
-from kgctl.service.connections import connection_cap
+from kgctl.service.room import connection_cap
 
 TOKEN = "attack-token"
 PAIRS = 50
@@ -65,6 +71,10 @@ HUGE_CHUNK_SIZES = [b"FFFFFFFFFFFF", b"FFFFFFFFFFFFFFFF"]  # well-formed: 2^48 -
 BODY_TIMEOUT_S = 2.0  # `chunks` serves with it: a stalled body is refused this soon
 IDLE_TIMEOUT_S = 5.0  # `idle`: the runaway's deadline
 DESCRIPTORS = 20_000  # `silent`: the serving process's descriptor limit
+LARGE = ("SELECT ?s14 WHERE { VALUES ?row { 1 2 3 4 5 6 7 8 } BIND(\"" + "x" * 64 + "\" AS ?s0) "
+         + " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(14)) + " }")
+# an 8 MB answer: 64 bytes doubled 14 times (1 MB) in each of 8 rows
+ANSWER_BYTES = 8_388_629  # as CSV
 SERVICE_FORMS = [
     "SELECT * {{ SERVICE <{t}> {{ ?s ?p ?o }} }}",
     "SELECT * {{ \\u0053ERVICE SILENT <{t}> {{ ?s ?p ?o }} }}",
@@ -308,10 +318,6 @@ def read_slowly(port: int, query: str, accept: str) -> dict:
 
 
 def large(tmp: Path, before: int = 1099) -> dict:
-    doublings = 14  # 64 bytes doubled: 1 MB a row, 8 rows
-    binds = " ".join(f"BIND(CONCAT(?s{i}, ?s{i}) AS ?s{i + 1})" for i in range(doublings))
-    query = (f'SELECT ?s{doublings} WHERE {{ VALUES ?row {{ 1 2 3 4 5 6 7 8 }} '
-             f'BIND("{"x" * 64}" AS ?s0) {binds} }}')
     process, port = serve(tmp / "store")
     idle = []
     try:
@@ -320,12 +326,96 @@ def large(tmp: Path, before: int = 1099) -> dict:
             sock.sendall(request("/healthz"))
         assert all(response(sock)[0] == 200 for sock in idle)
         return {"connection_number": before + 1, **{  # each alone beside the idle ones
-            accept: read_slowly(port, query, accept)
+            accept: read_slowly(port, LARGE, accept)
             for accept in ("text/csv", "application/sparql-results+json")}}
     finally:
         for sock in idle:
             sock.close()
         stop(process)
+
+
+def untaken(tmp: Path, count: int = 400) -> dict:
+    """`count` clients each ask for an 8 MB answer and take none of it (a 4 KB receive
+    buffer); once each was answered or cut off, one more reads its answer slowly."""
+    process, port = serve(tmp / "store")
+    socks = []
+    try:
+        before = memory_mb(process.pid, "VmRSS")
+        for _ in range(count):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(request("/query?" + urlencode({"query": LARGE}), "Accept: text/csv\r\n"))
+            socks.append(sock)
+        waiting, deadline = set(socks), time.monotonic() + 10 * STARTUP_S
+        while waiting and time.monotonic() < deadline:  # until each answer began, or ended
+            for sock in list(waiting):
+                try:
+                    sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    continue
+                except ConnectionError:
+                    pass
+                waiting.discard(sock)
+            time.sleep(0.1)
+        peak = memory_mb(process.pid, "VmHWM")
+        answers = [response(sock, timeout=STARTUP_S) for sock in socks]  # now taken
+        return {"clients": count, "never_answered": len(waiting),
+                "cut_off": sum(status == 0 for status, _ in answers),
+                "delivered_whole": sum(answer == (200, ANSWER_BYTES) for answer in answers),
+                "serving_process_mb_before": before, "serving_process_peak_mb": peak,
+                "then_read_slowly": read_slowly(port, LARGE, "text/csv")}
+    finally:
+        for sock in socks:
+            sock.close()
+        stop(process)
+
+
+def bodies(tmp: Path, count: int = 2000) -> dict:
+    """`count` clients each send all but the last byte of a 1 MB query body and stop; then a
+    fresh read, with a body and without: how each was answered, the serving process's peak
+    memory."""
+    process, port = serve(tmp / "store")
+    socks, head = [], (f"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                       f"application/sparql-query\r\nContent-Length: {MAX_BODY_BYTES}\r\n\r\n")
+    try:
+        before = memory_mb(process.pid, "VmRSS")
+        for _ in range(count):
+            socks.append(socket.create_connection(("127.0.0.1", port)))
+            _send_quietly(socks[-1], head.encode() + b"#" * (MAX_BODY_BYTES - 1))
+        time.sleep(1.0)  # what was sent is read
+        peak = memory_mb(process.pid, "VmHWM")
+        fresh = [response(sock)[0] for sock in (
+            send_on_new(port, request("/query?" + urlencode({"query": ASK}))),
+            send_on_new(port, head.replace(str(MAX_BODY_BYTES), str(len(ASK))).encode()
+                        + ASK.encode()))]
+        refused = sum(answered(sock).startswith(b"HTTP/1.1 503") for sock in socks)
+        return {"clients": count, "refused_503": refused, "held": count - refused,
+                "serving_process_mb_before": before, "serving_process_peak_mb": peak,
+                "then_fresh_read_and_fresh_post": fresh}
+    finally:
+        for sock in socks:
+            sock.close()
+        stop(process)
+
+
+def answered(sock: socket.socket) -> bytes:
+    """The start of what the server answered on `sock` so far, without waiting."""
+    try:
+        return sock.recv(16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except (BlockingIOError, ConnectionError):
+        return b""
+
+
+def send_on_new(port: int, data: bytes) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(data)
+    return sock
+
+
+def memory_mb(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) // 1024 for line in status if line.startswith(field))
 
 
 def _hold_silent(port: int, count: int, opened: multiprocessing.Queue,
@@ -446,7 +536,8 @@ def writes(tmp: Path, count: int = 200) -> dict:
         stop(process)
 
 
-PARTS = {"chunks": chunks, "service": service, "idle": idle, "large": large, "silent": silent,
+PARTS = {"chunks": chunks, "service": service, "idle": idle, "large": large,
+         "untaken": untaken, "bodies": bodies, "silent": silent,
          "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes}
 
 

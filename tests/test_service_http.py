@@ -20,7 +20,8 @@ from uvicorn.server import ServerState
 
 from kgctl.service import connections
 from kgctl.service.asgi import Head, Reply
-from kgctl.service.connections import EVICT_AFTER_S, MAX_HEAD_BYTES, Connection, Room
+from kgctl.service.connections import MAX_HEAD_BYTES, Connection
+from kgctl.service.room import EVICT_AFTER_S, Room, connection_cap
 
 BOUND_S = 10.0  # how long a test waits for something that takes milliseconds
 SLOW_S = 60.0  # a timeout that a test must never reach
@@ -86,9 +87,33 @@ def test_a_closed_connection_frees_its_place_and_is_not_put_back() -> None:
     assert room.held == {"b"}
 
 
+def test_answers_not_taken_are_held_within_the_bound_cutting_the_longest_holding_first() -> None:
+    room = Room(cap=10, memory=100)
+    for name in "abcd":
+        room.opened(name, now=0.0)
+    assert room.holds("a", 40) == room.holds("b", 40) == []
+    assert room.holds("a", 0) == []  # "a" took its answer
+    assert room.holds("c", 50) == [] and room.holds("a", 30) == ["b"]  # 120 held: "b" is cut
+    assert room.holds("d", 100) == ["c", "a"] and room.unsent == {"d": 100}
+    assert room.held == {"d"}  # those cut are closed
+    room.closed("d")
+    assert room.unsent == {}
+    unbounded = Room(cap=1)
+    unbounded.opened("a", now=0.0)
+    assert unbounded.holds("a", 10**12) == []
+
+
+def test_read_bodies_are_held_within_the_bound() -> None:
+    room = Room(cap=10, memory=100)
+    assert room.receives(60) and room.receives(40)
+    assert not room.receives(1) and room.bodies == 100  # refused: nothing counted
+    assert room.receives(-60) and room.receives(50) and room.bodies == 90
+    assert Room(cap=1).receives(10**12)  # no bound
+
+
 @pytest.mark.parametrize(("descriptors", "cap"), [(1024, 768), (4096, 3840), (20000, 18750)])
 def test_the_connection_cap_keeps_descriptors_spare(descriptors: int, cap: int) -> None:
-    assert connections.connection_cap(descriptors) == cap
+    assert connection_cap(descriptors) == cap
 
 
 # --- Connection, in process --------------------------------------------------------------------
@@ -112,6 +137,12 @@ class Transport:
         if not self.lost:
             self.lost = True
             self.loop.call_soon(self.protocol.connection_lost, None)
+
+    def abort(self) -> None:
+        self.close()
+
+    def get_write_buffer_size(self) -> int:  # what a client that reads nothing left
+        return len(self.written) if self.protocol.flow.write_paused else 0
 
     def write_eof(self) -> None:  # a refusal: nothing more is written (the socket closes
         self.closed.set()  # when the client ends, or after a linger)
@@ -754,4 +785,53 @@ def test_the_request_after_an_answer_not_yet_taken_waits_until_it_drains() -> No
         assert len(peer.reads.requests) == 2
         peer.transport.close()
         await peer.closed()
+    uvloop.run(scenario())
+
+
+def test_clients_that_take_no_answer_are_cut_off_past_the_bound_the_longest_holding_first() -> None:
+    async def scenario() -> None:
+        room = Room(cap=10, memory=150)
+        first, second, third = Peer(room), Peer(room), Peer(room)
+        for peer in (first, second, third):
+            peer.connection.pause_writing()  # its client reads nothing
+            peer.send(b"GET /query HTTP/1.1\r\nHost: h\r\n\r\n")
+            await peer.until(lambda peer=peer: peer.transport.writes == 1)
+        await first.closed()
+        size = len(second.transport.written)  # each answer: 2 fit within the bound, not 3
+        assert 2 * size <= 150 < 3 * size
+        assert room.unsent == {second.connection: size, third.connection: size}
+        assert not second.transport.is_closing() and not third.transport.is_closing()
+        second.connection.resume_writing()  # its client took its answer
+        await second.until(lambda: second.connection not in room.unsent)
+        for peer in (second, third):
+            peer.transport.close()
+            await peer.closed()
+        assert room.unsent == {}
+    uvloop.run(scenario())
+
+
+def test_a_body_past_the_bound_of_bodies_held_is_refused_503_and_bodies_count_until_answered(
+        ) -> None:
+    async def scenario() -> None:
+        room = Room(cap=10, memory=100)
+        post = b"POST /query HTTP/1.1\r\nHost: h\r\nContent-Length: 60\r\n\r\n"
+        first, second, third = Peer(room), Peer(room), Peer(room)
+        first.app.delay_s = 4 * TIMEOUT_S
+        first.send(post + b"a" * 60)
+        await first.until(lambda: len(first.reads.requests) == 1)
+        first.transport.close()  # its body counts until its answer comes, client or not
+        await first.closed()
+        second.send(post + b"b" * 30)  # 90 bytes held, then 30 more would pass the bound
+        second.send(b"b" * 30)
+        await second.closed()
+        assert second.statuses() == [503] and b"server busy" in second.transport.written
+        assert room.bodies == 90  # what it sent before counts until it ends
+        second.transport.close()  # its linger ends
+        await asyncio.sleep(0)
+        third.send(post + b"c" * 30)  # part of a body: counted, released when it ends
+        assert room.bodies == 90
+        third.transport.close()
+        await third.closed()
+        assert room.bodies == 60
+        await first.until(lambda: room.bodies == 0)
     uvloop.run(scenario())

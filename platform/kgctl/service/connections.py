@@ -1,14 +1,7 @@
 """The service's HTTP connections: uvicorn's httptools protocol (llhttp frames every request),
 with what a public endpoint needs besides: a time limit on a request's head and on its body,
-a bound on the head's size, and a cap on connections under the descriptor limit; and a lane
-past uvicorn's ASGI cycle for the requests a query worker answers (most of them).
-
->>> room = Room(cap=2)
->>> room.opened("a", now=0.0), room.opened("b", now=0.5), room.opened("c", now=0.9)
-((None, False), (None, False), (None, True))
->>> room.opened("d", now=1.2)  # "a" waited over a second for its request: it gives way
-('a', False)
-"""
+a bound on the head's size, the serving process's bounds (kgctl.service.room); and a lane
+past uvicorn's ASGI cycle for the requests a query worker answers (most of them)."""
 
 from __future__ import annotations
 
@@ -22,9 +15,8 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from kgctl.service.asgi import Head, Reply
+from kgctl.service.room import Room
 
-SPARE_DESCRIPTORS = 256
-EVICT_AFTER_S = 1.0  # a connection is not cut off for room before it waited this long
 MAX_HEAD_BYTES = 64 * 1024
 LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
 FULL_LINGER_S = 0.1  # the same for one refused for want of room that sent nothing yet
@@ -34,65 +26,6 @@ HTTP_TOO_LARGE = 413
 HTTP_HEAD_TOO_LARGE = 431
 HTTP_UNAVAILABLE = 503
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-
-
-class Room:
-    """Which connections wait for a request (since when: opened, or kept alive after a
-    response), and whether there is room for one more: at the cap, the one that began waiting
-    first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. Those
-    two are answered, then held open a while beyond the cap (so that the client reads its
-    answer before a reset), at most `beyond` at once. A pure state machine over the clock
-    given."""
-
-    def __init__(self, cap: int, beyond: int = 0) -> None:
-        self.cap, self.beyond, self.held = cap, beyond, set()
-        self.waiting: dict[object, float] = {}  # in the order they began waiting
-        self.lingering: set = set()
-
-    def opened(self, connection, now: float) -> tuple[object | None, bool]:
-        """(a connection to cut off for room, whether to refuse `connection` instead)."""
-        victim = None
-        if len(self.held) >= self.cap:
-            first = next(iter(self.waiting), None)
-            if first is None or now - self.waiting[first] < EVICT_AFTER_S:
-                return None, True
-            victim = first
-            self.closed(victim)
-        self.held.add(connection)
-        self.waiting[connection] = now
-        return victim, False
-
-    def waits(self, connection, now: float) -> None:
-        """`connection` answered its request and waits for another."""
-        if connection in self.held:
-            self.waiting.pop(connection, None)
-            self.waiting[connection] = now
-
-    def busy(self, connection) -> None:
-        """`connection`'s request head arrived."""
-        self.waiting.pop(connection, None)
-
-    def linger(self, connection) -> bool:
-        """Whether `connection`, refused for room, may stay open a while (else it closes once
-        its answer is written: a flood of them lingering ran the process out of descriptors,
-        and new connections were then closed unanswered)."""
-        if len(self.lingering) >= self.beyond:
-            return False
-        self.lingering.add(connection)
-        return True
-
-    def closed(self, connection) -> None:
-        self.held.discard(connection)
-        self.waiting.pop(connection, None)
-        self.lingering.discard(connection)
-
-
-def connection_cap(descriptors: int) -> int:
-    """Connections held at most with `descriptors` (the serving process's limit): the rest is
-    kept for the listen backlog, the connections refused for room while they linger (the
-    serving process shares it out), the workers' sockets, the files and the writes
-    (tests/test_service_http.py shows the cap at 1,024, 4,096 and 20,000)."""
-    return descriptors - max(SPARE_DESCRIPTORS, descriptors // 16)
 
 
 class Reads(Protocol):
@@ -169,6 +102,7 @@ class Connection(HttpToolsProtocol):
         self.refused = False  # answered with a refusal: the connection only ends
         self.outside = False  # refused for want of room (a newcomer, or one that gave way)
         self.brief = False  # its linger is short and ends at the first bytes it sends
+        self.halted: tuple[int, str] | None = None  # the answer to a parse a callback ended
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -185,6 +119,9 @@ class Connection(HttpToolsProtocol):
     def connection_lost(self, exc) -> None:
         self._unlimit()
         self.room.closed(self)
+        for forward in {self.cycle, *(cycle for cycle, _ in self.pipeline)}:
+            if type(forward) is Forward and not (forward.started and not forward.more_body):
+                self.room.receives(-len(forward.body))  # never handed over: not answered
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -199,13 +136,8 @@ class Connection(HttpToolsProtocol):
         except httptools.HttpParserUpgrade:
             return self.refuse(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         except httptools.HttpParserError as exc:
-            if self.head_bytes > MAX_HEAD_BYTES:
-                return self.refuse(HTTP_HEAD_TOO_LARGE, f"request head over {MAX_HEAD_BYTES} "
-                                   "bytes")
-            if type(self.cycle) is Forward and len(self.cycle.body) > self.reads.max_body:
-                return self.refuse(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} "
-                                   "bytes")
-            return self.refuse(HTTP_BAD_REQUEST, f"malformed HTTP request ({exc})")
+            return self.refuse(*self.halted or (HTTP_BAD_REQUEST,
+                                                f"malformed HTTP request ({exc})"))
         if self.transport.is_closing():
             return
         if self.raw_bytes - self.body_bytes > MAX_HEAD_BYTES + self.body_bytes:
@@ -274,6 +206,7 @@ class Connection(HttpToolsProtocol):
         self.reads.submit(forward.head, bytes(forward.body), partial(self._answer, forward))
 
     def _answer(self, forward: Forward, reply: Reply) -> None:
+        self.room.receives(-len(forward.body))
         if forward.disconnected or forward.response_complete or self.refused \
                 or self.transport.is_closing():
             return  # the client went, or the connection was refused meanwhile
@@ -287,6 +220,8 @@ class Connection(HttpToolsProtocol):
         if not keep_alive:
             self.transport.close()
         if self.flow.write_paused:  # a slow reader: the next request waits for it to drain
+            for other in self.room.holds(self, self.transport.get_write_buffer_size()):
+                other.transport.abort()  # what it held is freed at once
             task = self.loop.create_task(self._drained())
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
@@ -295,6 +230,7 @@ class Connection(HttpToolsProtocol):
 
     async def _drained(self) -> None:
         await self.flow.drain()
+        self.room.holds(self, 0)
         self.on_response_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -302,9 +238,12 @@ class Connection(HttpToolsProtocol):
         forward = self.cycle
         if type(forward) is not Forward:
             return super().on_body(body)
+        if len(forward.body) + len(body) > self.reads.max_body:
+            self._halt(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} bytes")
+        if not self.room.receives(len(body)):
+            self._halt(HTTP_UNAVAILABLE, "server busy: too many request bodies at once; retry "
+                       "later")
         forward.body += body
-        if len(forward.body) > self.reads.max_body:  # the parse ends: data_received says 413
-            raise ValueError("request body too large")
 
     def on_message_complete(self) -> None:
         self.in_head, self.raw_bytes, self.body_bytes = True, 0, 0
@@ -361,7 +300,12 @@ class Connection(HttpToolsProtocol):
         parse ends here, before the app is started, and `data_received` answers 431."""
         self.head_bytes += len(piece)
         if self.head_bytes > MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            self._halt(HTTP_HEAD_TOO_LARGE, f"request head over {MAX_HEAD_BYTES} bytes")
+
+    def _halt(self, status: int, message: str) -> None:
+        """End the parse from a callback: `data_received` answers `status`."""
+        self.halted = (status, message)
+        raise ValueError(message)
 
     def _limit(self, seconds: float, what: str) -> None:
         self._unlimit()

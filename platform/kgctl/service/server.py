@@ -23,10 +23,11 @@ from kgctl.errors import InputError, StoreError
 from kgctl.service.app import MAX_BODY_BYTES, create_app
 from kgctl.service.asgi import Gathered, Handler, Head, Reply, header, refusal
 from kgctl.service.config import ServiceConfig
-from kgctl.service.connections import Connection, Room, connection_cap
+from kgctl.service.connections import Connection
 from kgctl.service.execution import HTTP_UNAVAILABLE, query_timeout
 from kgctl.service.hosts import HostGuard
 from kgctl.service.protocol import needs_writer
+from kgctl.service.room import Room, connection_cap
 from kgctl.service.store_writer import StoreWriter
 from kgctl.service.views import Checkpoints, Views
 from kgctl.service.workers import Workers
@@ -34,6 +35,7 @@ from kgctl.service.workers import Workers
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
 HTTP_SERVER_ERROR = 500
 LOCAL_PATHS = frozenset({"/healthz"})  # answered by the serving process itself
+HELD_ANSWERS = 4  # read bodies, and answers not taken, hold at most this many --max-bytes
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -169,8 +171,9 @@ class Server:
             # listen backlog: each turn of the loop accepts what waits), a quarter for those
             # refused for room while they linger, the rest for the workers, files and writes
             spare = most - connection_cap(most)
-            protocol = partial(Connection, room=Room(most - spare, beyond=spare // 4),
-                               reads=reads, header_timeout_s=config.header_timeout_s,
+            room = Room(most - spare, beyond=spare // 4, memory=HELD_ANSWERS * config.max_bytes)
+            protocol = partial(Connection, room=room, reads=reads,
+                               header_timeout_s=config.header_timeout_s,
                                body_timeout_s=config.body_timeout_s)
             http = Uvicorn(uvicorn.Config(
                 local, http=protocol, loop="none", lifespan="off", interface="asgi3",
