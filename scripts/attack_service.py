@@ -17,8 +17,9 @@ no lost connection).
              process's peak memory, how many were cut off to keep the answers held within
              their bound; then one more reads its 8 MB answer slowly: delivered whole
   bodies     2,000 clients each send all but the last byte of a 1 MB query body and stop:
-             how many were refused 503 (the bodies held are bounded), the serving process's
-             peak memory; then a fresh read and a fresh POST: their statuses
+             what became of them (the bodies held are bounded: the stalled ones are cut off),
+             the serving process's peak memory; then a fresh read and a fresh POST of a
+             0.9 MB body: their statuses
   silent     25,000 silent connections (the serving process limited to 20,000 descriptors)
              while a fresh read and an authenticated write are sent every 0.2 s: their
              statuses, how the silent ones were answered, and how long the last stayed open
@@ -45,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
@@ -373,38 +375,41 @@ def untaken(tmp: Path, count: int = 400) -> dict:
 
 def bodies(tmp: Path, count: int = 2000) -> dict:
     """`count` clients each send all but the last byte of a 1 MB query body and stop; then a
-    fresh read, with a body and without: how each was answered, the serving process's peak
-    memory."""
+    fresh read and a fresh POST of a 0.9 MB body: what became of the stalled ones, how the
+    fresh ones were answered, the serving process's peak memory."""
     process, port = serve(tmp / "store")
-    socks, head = [], (f"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                       f"application/sparql-query\r\nContent-Length: {MAX_BODY_BYTES}\r\n\r\n")
+    socks, head = [], ("POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                       "application/sparql-query\r\nContent-Length: {}\r\n\r\n")
     try:
         before = memory_mb(process.pid, "VmRSS")
         for _ in range(count):
             socks.append(socket.create_connection(("127.0.0.1", port)))
-            _send_quietly(socks[-1], head.encode() + b"#" * (MAX_BODY_BYTES - 1))
+            _send_quietly(socks[-1], head.format(MAX_BODY_BYTES).encode()
+                          + b"#" * (MAX_BODY_BYTES - 1))
         time.sleep(1.0)  # what was sent is read
-        peak = memory_mb(process.pid, "VmHWM")
+        peak, now = memory_mb(process.pid, "VmHWM"), memory_mb(process.pid, "VmRSS")
+        big = ASK + " #" + "x" * 900_000
         fresh = [response(sock)[0] for sock in (
             send_on_new(port, request("/query?" + urlencode({"query": ASK}))),
-            send_on_new(port, head.replace(str(MAX_BODY_BYTES), str(len(ASK))).encode()
-                        + ASK.encode()))]
-        refused = sum(answered(sock).startswith(b"HTTP/1.1 503") for sock in socks)
-        return {"clients": count, "refused_503": refused, "held": count - refused,
+            send_on_new(port, (head.format(len(big)) + big).encode()))]
+        return {"clients": count, "became": dict(Counter(map(became, socks))),
                 "serving_process_mb_before": before, "serving_process_peak_mb": peak,
-                "then_fresh_read_and_fresh_post": fresh}
+                "serving_process_mb_after": now, "then_fresh_read_and_fresh_post": fresh}
     finally:
         for sock in socks:
             sock.close()
         stop(process)
 
 
-def answered(sock: socket.socket) -> bytes:
-    """The start of what the server answered on `sock` so far, without waiting."""
+def became(sock: socket.socket) -> str:
+    """What the server did with `sock` so far: its answer's status line, or nothing yet."""
     try:
-        return sock.recv(16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except (BlockingIOError, ConnectionError):
-        return b""
+        data = sock.recv(12, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return "waiting"
+    except ConnectionError:
+        data = b""
+    return data.decode("latin-1") or "cut off (reset)"
 
 
 def send_on_new(port: int, data: bytes) -> socket.socket:

@@ -103,12 +103,20 @@ def test_answers_not_taken_are_held_within_the_bound_cutting_the_longest_holding
     assert unbounded.holds("a", 10**12) == []
 
 
-def test_read_bodies_are_held_within_the_bound() -> None:
+def test_read_bodies_are_held_within_the_bound_cutting_off_the_one_grown_least_lately() -> None:
     room = Room(cap=10, memory=100)
-    assert room.receives(60) and room.receives(40)
-    assert not room.receives(1) and room.bodies == 100  # refused: nothing counted
-    assert room.receives(-60) and room.receives(50) and room.bodies == 90
-    assert Room(cap=1).receives(10**12)  # no bound
+    for name in "abc":
+        room.opened(name, now=0.0)
+    assert room.receives("a", 40) == room.receives("b", 40) == []
+    assert room.receives("a", 10) == []  # "a" grew last
+    room.handed("a", 50)  # its body went to a worker: held, but no longer arriving
+    assert room.receives("c", 30) == ["b"] and room.bodies == 80 and "b" not in room.held
+    assert room.receives("c", 30) is None  # the rest is its own and a handed body: refused
+    room.answered(50)
+    assert room.receives("c", 30) == [] and room.bodies == 60
+    room.closed("c")
+    assert room.bodies == 0 and not room.arriving
+    assert Room(cap=1).receives("a", 10**12) == []  # no bound
 
 
 @pytest.mark.parametrize(("descriptors", "cap"), [(1024, 768), (4096, 3840), (20000, 18750)])
@@ -810,28 +818,28 @@ def test_clients_that_take_no_answer_are_cut_off_past_the_bound_the_longest_hold
     uvloop.run(scenario())
 
 
-def test_a_body_past_the_bound_of_bodies_held_is_refused_503_and_bodies_count_until_answered(
+def test_bodies_past_the_bound_cut_off_the_stalled_one_or_are_refused_and_count_until_answered(
         ) -> None:
     async def scenario() -> None:
         room = Room(cap=10, memory=100)
         post = b"POST /query HTTP/1.1\r\nHost: h\r\nContent-Length: 60\r\n\r\n"
-        first, second, third = Peer(room), Peer(room), Peer(room)
+        first, second, third = (Peer(room) for _ in range(3))
         first.app.delay_s = 4 * TIMEOUT_S
         first.send(post + b"a" * 60)
         await first.until(lambda: len(first.reads.requests) == 1)
         first.transport.close()  # its body counts until its answer comes, client or not
         await first.closed()
-        second.send(post + b"b" * 30)  # 90 bytes held, then 30 more would pass the bound
-        second.send(b"b" * 30)
+        second.send(post + b"b" * 20)  # 80 bytes held; it stalls
+        third.send(post + b"c" * 30)  # 110 would be held: the stalled one is cut off
         await second.closed()
-        assert second.statuses() == [503] and b"server busy" in second.transport.written
-        assert room.bodies == 90  # what it sent before counts until it ends
-        second.transport.close()  # its linger ends
-        await asyncio.sleep(0)
-        third.send(post + b"c" * 30)  # part of a body: counted, released when it ends
-        assert room.bodies == 90
-        third.transport.close()
+        assert second.transport.written == b"" and room.bodies == 90
+        third.send(b"c" * 10)  # exactly the bound
+        assert room.bodies == 100 and not third.transport.is_closing()
+        third.send(b"c")  # past it, and only its own body is arriving: refused
         await third.closed()
+        assert third.statuses() == [503] and b"server busy" in third.transport.written
+        third.transport.close()  # its linger ends
+        await asyncio.sleep(0)
         assert room.bodies == 60
         await first.until(lambda: room.bodies == 0)
     uvloop.run(scenario())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
+from types import SimpleNamespace
 from typing import Protocol
 from urllib.parse import unquote
 
@@ -29,30 +30,29 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
 class Reads(Protocol):
-    """Where a connection sends the requests it does not run on uvicorn's ASGI cycle."""
+    """Where a connection sends the requests it does not run on uvicorn's ASGI cycle: those
+    whose head it `takes` (the others go to the ASGI app), each with its whole body (413 past
+    `max_body`) to `submit`, which calls `answered` with the reply, once."""
 
-    max_body: int  # a larger body is refused 413
+    max_body: int
 
-    def takes(self, method: str, path: str, content_type: str | None) -> bool:
-        """Whether a request with this head is answered by `submit` (else by the ASGI app)."""
+    def takes(self, method: str, path: str, content_type: str | None) -> bool: ...
 
-    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
-        """Answer the request: call `answered` with the reply (once)."""
+    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None: ...
 
 
 class Forward:
     """A request that `Reads` answers, in the seat uvicorn keeps for a request's cycle: one
     pipelined behind it waits for it, and it for one before it (uvicorn starts it then, by
-    `run_asgi`). Its body is gathered here; no task runs for it."""
+    `run_asgi`). Its body is gathered here; no task runs for it, and nothing it refers to
+    refers to it (a cycle would keep its body until a full collection)."""
+
+    message_event = SimpleNamespace(set=lambda: None)  # set when the client goes: none waits
 
     def __init__(self, head: Head, keep_alive: bool, expect_100: bool) -> None:
         self.head, self.keep_alive, self.expect_100 = head, keep_alive, expect_100
         self.body, self.more_body, self.started = bytearray(), True, False
         self.disconnected = self.response_started = self.response_complete = False
-        self.message_event = self  # what uvicorn sets when the client goes: nothing waits
-
-    def set(self) -> None:
-        pass
 
     async def run_asgi(self, connection: Connection) -> None:
         connection.begin(self)
@@ -119,9 +119,6 @@ class Connection(HttpToolsProtocol):
     def connection_lost(self, exc) -> None:
         self._unlimit()
         self.room.closed(self)
-        for forward in {self.cycle, *(cycle for cycle, _ in self.pipeline)}:
-            if type(forward) is Forward and not (forward.started and not forward.more_body):
-                self.room.receives(-len(forward.body))  # never handed over: not answered
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -203,10 +200,12 @@ class Connection(HttpToolsProtocol):
             self.transport.write(CONTINUE)
 
     def _submit(self, forward: Forward) -> None:
+        if forward.body:
+            self.room.handed(self, len(forward.body))
         self.reads.submit(forward.head, bytes(forward.body), partial(self._answer, forward))
 
     def _answer(self, forward: Forward, reply: Reply) -> None:
-        self.room.receives(-len(forward.body))
+        self.room.answered(len(forward.body))
         if forward.disconnected or forward.response_complete or self.refused \
                 or self.transport.is_closing():
             return  # the client went, or the connection was refused meanwhile
@@ -240,9 +239,12 @@ class Connection(HttpToolsProtocol):
             return super().on_body(body)
         if len(forward.body) + len(body) > self.reads.max_body:
             self._halt(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} bytes")
-        if not self.room.receives(len(body)):
+        cut = self.room.receives(self, len(body))
+        if cut is None:
             self._halt(HTTP_UNAVAILABLE, "server busy: too many request bodies at once; retry "
                        "later")
+        for other in cut:
+            other.transport.abort()  # its body is freed at once
         forward.body += body
 
     def on_message_complete(self) -> None:

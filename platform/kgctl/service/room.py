@@ -1,6 +1,4 @@
-"""What the serving process may hold: connections under the descriptor limit, and the bytes
-of read bodies and of answers that clients have not taken. Pure state machines over the clock
-given.
+"""What the serving process may hold: connections, read bodies, answers not taken.
 
 >>> room = Room(cap=2)
 >>> room.opened("a", now=0.0), room.opened("b", now=0.5), room.opened("c", now=0.9)
@@ -20,17 +18,17 @@ class Room:
     response), and whether there is room for one more: at the cap, the one that began waiting
     first gives way if it waited at least EVICT_AFTER_S, else the new one is refused. Those
     two are answered, then held open a while beyond the cap (so that the client reads its
-    answer before a reset), at most `beyond` at once.
-
-    The bodies of reads, from their first byte until answered, hold at most `memory` bytes
-    together (past it a body is refused), and so do the answers clients have not taken (past
-    it the connection holding one longest is cut off); 0: no bound."""
+    answer before a reset), at most `beyond` at once. Read bodies (from their first byte until
+    answered) hold at most `memory` bytes together, and so do answers not taken; past it, the
+    connection whose body grew least lately, or whose answer waited longest, is cut off. A pure
+    state machine (`memory` 0: no bound)."""
 
     def __init__(self, cap: int, beyond: int = 0, memory: int = 0) -> None:
         self.cap, self.beyond, self.held, self.memory = cap, beyond, set(), memory
         self.waiting: dict[object, float] = {}  # in the order they began waiting
         self.lingering: set = set()
-        self.bodies = 0  # bytes of read bodies held
+        self.bodies = 0  # bytes of read bodies held: arriving, or handed to a worker
+        self.arriving: dict[object, int] = {}  # by connection, grown least lately first
         self.unsent: dict[object, int] = {}  # bytes of an answer not taken, oldest first
 
     def opened(self, connection, now: float) -> tuple[object | None, bool]:
@@ -65,13 +63,22 @@ class Room:
         self.lingering.add(connection)
         return True
 
-    def receives(self, size: int) -> bool:
-        """Whether a read's body may hold `size` bytes more (negative: it holds them no
-        longer)."""
-        if 0 < size and self.memory and self.bodies + size > self.memory:
-            return False
-        self.bodies += size
-        return True
+    def receives(self, connection, size: int) -> list | None:
+        """`connection`'s read body grew by `size` bytes: the connections to cut off to keep
+        within `memory`, or None when none can be (refuse this one)."""
+        cut = self._cut(self.arriving, connection, self.bodies + size)
+        if cut is not None:
+            self.bodies += size
+            self.arriving[connection] = self.arriving.pop(connection, 0) + size
+        return cut
+
+    def handed(self, connection, size: int) -> None:
+        """`size` bytes of `connection`'s body went to a worker: held until `answered`."""
+        if left := self.arriving.pop(connection) - size:
+            self.arriving[connection] = left
+
+    def answered(self, size: int) -> None:
+        self.bodies -= size
 
     def holds(self, connection, size: int) -> list:
         """`connection` holds `size` bytes of an answer its client has not taken (0: it took
@@ -79,17 +86,25 @@ class Room:
         self.unsent.pop(connection, None)
         if size:
             self.unsent[connection] = size
-        excess, cut = sum(self.unsent.values()) - self.memory, []
-        for other, held in self.unsent.items():
-            if not self.memory or excess <= 0 or other is connection:
+        return self._cut(self.unsent, connection, sum(self.unsent.values())) or []
+
+    def _cut(self, held: dict, connection, total: int) -> list | None:
+        """Those of `held` but `connection` to close, in order, for `total` bytes to fit."""
+        excess, cut = total - self.memory if self.memory else 0, []
+        for other, size in held.items():
+            if excess <= 0:
                 break
-            excess -= held
-            cut.append(other)
+            if other is not connection:
+                excess -= size
+                cut.append(other)
+        if excess > 0:
+            return None
         for other in cut:
             self.closed(other)
         return cut
 
     def closed(self, connection) -> None:
+        self.bodies -= self.arriving.pop(connection, 0)
         self.unsent.pop(connection, None)
         self.held.discard(connection)
         self.waiting.pop(connection, None)
