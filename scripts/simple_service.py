@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from urllib.parse import parse_qsl
 
 import uvicorn
@@ -68,7 +67,7 @@ def main() -> None:
     parser.add_argument("--design", choices=("inline", "pool"), default="inline")
     parser.add_argument("--processes", type=int, default=DEFAULT_WORKERS)
     args = parser.parse_args()
-    app = create_app(Dataset(Store.read_only(args.store), Path(args.store)), ServiceConfig())
+    app = create_app(Dataset(Store.read_only(args.store)), ServiceConfig())
     pool = ProcessPoolExecutor(args.processes, multiprocessing.get_context("forkserver"),
                                initializer=_open, initargs=(args.store,))  # not forks of the
     try:  # serving process

@@ -43,8 +43,8 @@ class PaperInfo(BaseModel):
 class Dataset:
     """Queries with protocol dataset options, atomic updates, graph listing and export."""
 
-    def __init__(self, store: Store, path: Path | None = None) -> None:
-        self._store, self._path = store, path
+    def __init__(self, store: Store) -> None:
+        self._store = store
         self._views: dict[str, list[NamedNode] | None] = {}  # the graphs each view shows
 
     @classmethod
@@ -54,16 +54,12 @@ class Dataset:
             raise InputError(f"no store directory at {path}")
         check_store_folder(path)
         try:
-            return cls(Store(str(path)), path)
+            return cls(Store(str(path)))
         except OSError as exc:
             if "lock" in str(exc).lower():
                 raise StoreError(f"another process holds the store at {path}; stop it, or "
                                  "point that process at this service's endpoint") from None
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
-
-    @property
-    def path(self) -> Path | None:
-        return self._path
 
     def query(self, sparql: str, *, default_graphs: Sequence[NamedNode] = (),
               named_graphs: Sequence[NamedNode] = (), union: bool = False,

@@ -13,8 +13,7 @@ from kgctl.service.execution import query_timeout
 SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
 COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
-CPU_FROM_S = 0.02  # a query's CPU time counts from here: most end sooner, unread (a /proc
-# read as each began took a fifth of the serving process's time under load)
+CPU_FROM_S = 0.02  # CPU time counts from here: most queries end sooner, never read (a cost)
 FROZEN_CHECK_S = 0.5  # how often every worker is checked for being stopped (SIGSTOP)
 FROZEN_S = 1.0  # a worker stopped this long is killed and replaced
 HTTP_UNAVAILABLE = 503

@@ -34,7 +34,6 @@ TICK_S = 0.01
 STALE_S = 2.0  # /healthz fails once a watchdog step has not succeeded for this long
 START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
-MEGABYTE = 1 << 20
 HTTP_SERVER_ERROR = 500
 
 
@@ -55,7 +54,7 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     os.closerange(channel.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which ends it
-    limit = config.worker_memory_mb * MEGABYTE
+    limit = config.worker_memory_mb << 20  # bytes
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     from kgctl.service.app import QUERY_PATHS, create_app, query_reader
     from kgctl.service.dataset import Dataset
