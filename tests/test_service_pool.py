@@ -66,7 +66,8 @@ def test_a_computing_query_past_the_short_budget_becomes_long_then_the_lane_fill
     jobs = [Job(TIMEOUT_S) for _ in range(4)]
     a, b = (runs(pool.submit(job, 0.0))[0] for job in jobs[:2])
     assert pool.submit(jobs[2], 0.0) == pool.submit(jobs[3], 0.0) == []
-    assert pool.tick(0.01) == pool.tick(service.CPU_FROM_S) == []  # CPU times counted from here
+    assert pool.tick(0.01) == []
+    assert pool.tick(service.SHORT_BUDGET_S - service.CPU_WINDOW_S) == []  # CPU times read
     cpu[a] = 0.2
     assert pool.tick(0.24) == []  # within the short budget
     actions = pool.tick(0.25)
@@ -93,7 +94,7 @@ def test_a_computing_query_past_the_short_budget_becomes_long_then_the_lane_fill
     assert pool.finished(a, 0.5) == [Retire(a)]  # the long lane has room again
 
 
-def test_a_query_answered_within_cpu_from_s_never_has_its_cpu_time_read():
+def test_a_query_answered_before_its_cpu_window_never_has_its_cpu_time_read():
     reads: list[str] = []
     pool = Pool(1, 1, TIMEOUT_S, lambda worker: reads.append(worker) or 0.0)
     pool.start()
@@ -101,9 +102,11 @@ def test_a_query_answered_within_cpu_from_s_never_has_its_cpu_time_read():
     pool.ready("w1", 0.0)
     (worker,) = runs(pool.submit(Job(TIMEOUT_S), 0.0))
     assert pool.tick(0.01) == [] and reads == []
-    pool.finished(worker, 0.015)
-    (worker,) = runs(pool.submit(Job(0.015 + TIMEOUT_S), 0.015))
-    assert pool.tick(0.015 + service.CPU_FROM_S) == [] and reads == [worker]
+    pool.finished(worker, 0.1)  # answered: its CPU time was never read
+    (worker,) = runs(pool.submit(Job(0.1 + TIMEOUT_S), 0.1))
+    window = service.SHORT_BUDGET_S - service.CPU_WINDOW_S  # when its window begins
+    assert pool.tick(0.1 + window / 2) == [] and reads == []
+    assert pool.tick(0.11 + window) == [] and reads == [worker]
 
 
 def test_a_worker_that_dies_has_its_query_answered_500_and_is_replaced():

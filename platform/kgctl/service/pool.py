@@ -12,8 +12,8 @@ from kgctl.service.execution import query_timeout
 
 SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
-COMPUTING_CPU_S = 0.01  # CPU time within the budget that marks a query as computing
-CPU_FROM_S = 0.02  # CPU time counts from here: most queries end sooner, never read (a cost)
+COMPUTING_CPU_S = 0.01  # CPU time in the budget's last CPU_WINDOW_S that marks it computing
+CPU_WINDOW_S = 0.1  # (most queries end before it begins: their CPU time is never read)
 FROZEN_CHECK_S = 0.5  # how often every worker is checked for being stopped (SIGSTOP)
 FROZEN_S = 1.0  # a worker stopped this long is killed and replaced
 HTTP_UNAVAILABLE = 503
@@ -28,7 +28,7 @@ class Job:
     deadline: float
     task: Any = None
     started: float = 0.0
-    cpu_s: float | None = None  # its worker's CPU time at the first tick CPU_FROM_S after start
+    cpu_s: float | None = None  # its worker's CPU time as the window began
 
 
 class Run(NamedTuple):  # send `job` to `worker`
@@ -130,14 +130,14 @@ class Pool:
                 actions.append(Stop(worker, job, HTTP_UNAVAILABLE, self.timed_out))
         for worker, job in list(self.short.items()):
             full = len(self.long) >= self.max_long
+            budget = BUSY_BUDGET_S if full else SHORT_BUDGET_S
             if now >= job.deadline:
                 problem = self.timed_out
             elif job.cpu_s is None:
-                if now - job.started >= CPU_FROM_S:
+                if now - job.started >= budget - CPU_WINDOW_S:
                     job.cpu_s = self.cpu_s(worker)
                 continue
-            elif now - job.started >= (BUSY_BUDGET_S if full else SHORT_BUDGET_S) \
-                    and self.cpu_s(worker) - job.cpu_s >= COMPUTING_CPU_S:
+            elif now - job.started >= budget and self.cpu_s(worker) - job.cpu_s >= COMPUTING_CPU_S:
                 problem = f"server busy: {self.max_long} long queries are running; retry " \
                           "later" if full else None
             else:
