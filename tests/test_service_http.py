@@ -9,6 +9,7 @@ bytes to a live server."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable
 from functools import partial
 
@@ -117,6 +118,58 @@ def test_read_bodies_are_held_within_the_bound_cutting_off_the_one_grown_least_l
     room.closed("c")
     assert room.bodies == 0 and not room.arriving
     assert Room(cap=1).receives("a", 10**12) == []  # no bound
+
+
+def test_bytes_held_stay_within_the_bound_through_10000_random_steps() -> None:
+    """Bodies arriving, handed to workers and answered, answers held and taken, connections
+    cut off or closed, in random order: what the room counts is what is held, never past the
+    bound, and a connection cut off holds nothing."""
+    rng, memory = random.Random(7), 1000
+    room, names = Room(cap=100, memory=memory), [f"c{n}" for n in range(12)]
+    arriving, unsent, handed = dict.fromkeys(names, 0), dict.fromkeys(names, 0), []
+
+    def gone(name: str) -> None:
+        arriving[name] = unsent[name] = 0
+
+    for name in names:
+        room.opened(name, now=0.0)
+    for _ in range(10_000):
+        name, step = rng.choice(names), rng.randrange(6)
+        if name not in room.held:
+            room.opened(name, now=0.0)
+        elif step == 0:
+            size = rng.randrange(1, 400)
+            cut = room.receives(name, size)
+            if cut is None:  # refused: the connection ends
+                room.closed(name)
+                gone(name)
+            else:
+                freed = [arriving[other] for other in cut]
+                for other in cut:
+                    gone(other)
+                arriving[name] += size
+                assert not cut or room.bodies + freed[-1] > memory  # none cut needlessly
+        elif step == 1 and arriving[name]:
+            room.handed(name, arriving[name])
+            handed.append(arriving[name])
+            arriving[name] = 0
+        elif step == 2 and handed:
+            room.answered(handed.pop(rng.randrange(len(handed))))
+        elif step == 3:
+            unsent[name] = rng.choice((0, rng.randrange(1, 600)))
+            cut = room.holds(name, unsent[name])
+            freed = [unsent[other] for other in cut]
+            for other in cut:
+                gone(other)
+            assert not cut or sum(unsent.values()) + freed[-1] > memory
+        elif step == 4:
+            room.closed(name)
+            gone(name)
+        assert room.bodies == sum(arriving.values()) + sum(handed) <= memory
+        assert room.arriving == {n: b for n, b in arriving.items() if b}
+        assert room.unsent == {n: b for n, b in unsent.items() if b}
+        assert sum(unsent.values()) <= memory
+        assert set(room.arriving) | set(room.unsent) <= room.held
 
 
 @pytest.mark.parametrize(("descriptors", "cap"), [(1024, 768), (4096, 3840), (20000, 18750)])
