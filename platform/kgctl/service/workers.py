@@ -144,12 +144,11 @@ class Workers:
                  ) -> None:
         self.views, self.config, self.published = str(views), config, published
         # as many spares as seats: a burst of runaways has every seat's worker killed at once
-        self.pool = Pool(config.workers, config.workers, config.timeout_s, self._cpu_s,
+        self.pool = Pool(config.workers, config.workers, config.timeout_s, cpu_s,
                          config.long_queries, self._stopped)
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(["kgctl.service.app", __name__])
         self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
-        self.ticks = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
         self.workers: set[Worker] = set()
         self.succeeded: dict[str, float] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -291,18 +290,20 @@ class Workers:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _stat(self, worker: Worker) -> list[bytes]:
+    def _stopped(self, worker: Worker) -> bool:
         try:
             with open(f"/proc/{worker.process.pid}/stat", "rb") as stat:
-                return stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            return []
+                return stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+        except OSError:  # it ended meanwhile
+            return False
 
-    def _cpu_s(self, worker: Worker) -> float:
-        fields = self._stat(worker)
-        return (int(fields[11]) + int(fields[12])) / self.ticks if fields else 0.0
 
-    def _stopped(self, worker: Worker) -> bool:
-        fields = self._stat(worker)
-        return bool(fields) and fields[0] in (b"T", b"t")
+def cpu_s(worker: Worker) -> float:
+    """CPU time of `worker`'s main thread (where queries run), to the ns: /proc/<pid>/stat
+    counts 10 ms ticks (a cheap query that crossed one counted as computing)."""
+    try:
+        with open(f"/proc/{worker.process.pid}/schedstat", "rb") as stat:
+            return int(stat.read().split()[0]) / 1e9
+    except OSError:  # it ended meanwhile
+        return 0.0
 
