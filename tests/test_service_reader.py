@@ -12,7 +12,7 @@ import pytest
 from pyoxigraph import Store
 from service_helpers import PAPER_GRAPH, sample_quads
 
-from kgctl.service.app import QUERY_PATHS, create_app, query_reader
+from kgctl.service.app import PREPARED_BYTES, QUERY_PATHS, Service, create_app, query_reader
 from kgctl.service.asgi import Gathered, Head
 from kgctl.service.config import ServiceConfig
 from kgctl.service.dataset import Dataset
@@ -77,22 +77,45 @@ def through_the_app(dataset: Dataset, config: ServiceConfig, request: Head, body
     return gathered.reply()
 
 
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The query strings whose operation the service worked out, in order."""
+    calls: list[bytes] = []
+    operation = Service.operation
+
+    def counted(self, scope, body):
+        calls.append(scope["query_string"])
+        return operation(self, scope, body)
+
+    monkeypatch.setattr(Service, "operation", counted)
+    return calls
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_the_plain_path_answers_as_the_app(dataset: Dataset, case: str) -> None:
+def test_the_plain_path_answers_as_the_app(dataset: Dataset, case: str,
+                                           asked: list[bytes]) -> None:
     method, path, params, headers, body, status = CASES[case]
     config = ServiceConfig()
     request = head(method, path, params, headers)
     assert path in QUERY_PATHS
-    plain = query_reader(dataset, config)(request.scope(), body)
+    read = query_reader(dataset, config)
+    plain = read(request, body)
     assert plain[0] == status, plain
     assert unlabelled(plain) == unlabelled(through_the_app(dataset, config, request, body))
     if status == 405:
         assert (b"allow", b"GET, HEAD, POST") in plain[1]
+    # asked again, from another client that sends one more header: what it asks is
+    # remembered (not worked out again), and the answer is the same
+    again = request._replace(client=("127.0.0.1", 40001),
+                             headers=[*request.headers, (b"user-agent", b"x")])
+    worked_out = len(asked)
+    assert unlabelled(read(again, body)) == unlabelled(plain)
+    assert len(asked) == worked_out
 
 
 def test_a_select_is_answered_with_its_rows(dataset: Dataset) -> None:
     _, headers, body = query_reader(dataset, ServiceConfig())(
-        head("GET", "/query", {"query": SELECT, "format": "csv"}, []).scope(), b"")
+        head("GET", "/query", {"query": SELECT, "format": "csv"}, []), b"")
     assert (b"content-type", b"text/csv; charset=utf-8") in headers
     assert body.count(b"\r\n") == 4  # a header line and three rows
 
@@ -100,3 +123,23 @@ def test_a_select_is_answered_with_its_rows(dataset: Dataset) -> None:
 def test_with_cors_the_app_answers_every_request() -> None:
     assert query_reader(Dataset(Store()), ServiceConfig(cors_origins=("https://a.example",))
                         ) is None
+
+
+def test_what_a_request_asks_is_remembered_not_its_answer(asked: list[bytes]) -> None:
+    store = Store()
+    read = query_reader(Dataset(store), ServiceConfig())
+    count = head("GET", "/query", {"query": "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }",
+                                   "format": "csv"}, [])
+    assert read(count, b"")[2].split() == [b"n", b"0"]
+    store.extend(sample_quads())
+    assert read(count, b"")[2].split() == [b"n", b"%d" % len(store)]
+    assert asked == [count.query_string]
+
+
+def test_a_large_request_is_not_remembered(dataset: Dataset, asked: list[bytes]) -> None:
+    read = query_reader(dataset, ServiceConfig())
+    padded = head("GET", "/query", {"query": "ASK {}" + " " * PREPARED_BYTES}, [JSON])
+    small = head("GET", "/query", {"query": "ASK {}"}, [JSON])
+    for request in (padded, padded, small, small):
+        assert read(request, b"")[0] == 200
+    assert asked == [padded.query_string, padded.query_string, small.query_string]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pyoxigraph import Store
 
-from kgctl.service.asgi import Gathered, Handler, Head, Reply, Scope, refusal
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, refusal
 from kgctl.service.config import ServiceConfig
 from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
@@ -59,7 +59,7 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     from kgctl.service.app import QUERY_PATHS, create_app, query_reader
     from kgctl.service.dataset import Dataset
 
-    def opened(generation: int) -> tuple[Handler, Callable[[Scope, bytes], Reply] | None]:
+    def opened(generation: int) -> tuple[Handler, Callable[[Head, bytes], Reply] | None]:
         dataset = Dataset(Store.read_only(str(view_path(views, generation))))
         return (HostGuard(create_app(dataset, config), allowed=config.allowed_hosts),
                 query_reader(dataset, config))
@@ -70,15 +70,15 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     stream = channel.makefile("rb")
     while size := stream.read(SIZE.size):
         wanted, fields, body = pickle.loads(stream.read(SIZE.unpack(size)[0]))
-        scope = Head._make(fields).scope()
+        head = Head._make(fields)
         try:
             if wanted != generation:
                 (app, read), generation = opened(wanted), wanted
-            if read is not None and scope["path"] in QUERY_PATHS:
-                reply = read(scope, body)
+            if read is not None and head.path in QUERY_PATHS:
+                reply = read(head, body)
             else:
                 gathered = Gathered(body)
-                loop.run_until_complete(app(scope, gathered.receive, gathered.send))
+                loop.run_until_complete(app(head.scope(), gathered.receive, gathered.send))
                 reply = gathered.reply()
         except Exception:  # a fault of ours: logged, the client gets a 500
             traceback.print_exc(file=sys.stderr)
