@@ -6,39 +6,28 @@ past uvicorn's ASGI cycle for the requests a query worker answers (most of them)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from functools import partial
 from types import SimpleNamespace
-from typing import Protocol
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from kgctl.service.asgi import Head, Reply
+from kgctl.service.execution import HTTP_BAD_REQUEST, HTTP_UNAVAILABLE
 from kgctl.service.room import Room
+
+if TYPE_CHECKING:
+    from kgctl.service.server import Reads
 
 MAX_HEAD_BYTES = 64 * 1024
 LINGER_S = 2.0  # a refused connection is read (and the bytes dropped) this long at most
 FULL_LINGER_S = 0.1  # the same for one refused for want of room that sent nothing yet
-HTTP_BAD_REQUEST = 400
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
 HTTP_HEAD_TOO_LARGE = 431
-HTTP_UNAVAILABLE = 503
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-
-
-class Reads(Protocol):
-    """Where a connection sends the requests it does not run on uvicorn's ASGI cycle: those
-    whose head it `takes` (the others go to the ASGI app), each with its whole body (413 past
-    `max_body`) to `submit`, which calls `answered` with the reply, once."""
-
-    max_body: int
-
-    def takes(self, method: str, path: str, content_type: str | None) -> bool: ...
-
-    def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None: ...
 
 
 class Forward:

@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from kgctl.service.execution import query_timeout
+from kgctl.service.execution import HTTP_UNAVAILABLE, query_timeout
 
 SHORT_BUDGET_S = 0.25  # wall time before a computing query counts as long
 BUSY_BUDGET_S = 0.05  # the same while the long lane is full
@@ -16,7 +16,6 @@ COMPUTING_CPU_S = 0.01  # CPU time in the budget's last CPU_WINDOW_S that marks 
 CPU_WINDOW_S = 0.1  # (most queries end before it begins: their CPU time is never read)
 FROZEN_CHECK_S = 0.5  # how often every worker is checked for being stopped (SIGSTOP)
 FROZEN_S = 1.0  # a worker stopped this long is killed and replaced
-HTTP_UNAVAILABLE = 503
 CRASHED = (500, "the query worker stopped (out of memory?); narrow the query")
 
 
@@ -55,8 +54,8 @@ class Retire(NamedTuple):  # `worker` answered its long query: let it end
     worker: Any
 
 
-class Kill(NamedTuple):  # `worker` was stopped by someone else (SIGSTOP): kill it; `ended`
-    worker: Any  # follows
+class Kill(NamedTuple):  # `worker` was stopped by someone else (SIGSTOP): kill it
+    worker: Any
 
 
 class Pool:

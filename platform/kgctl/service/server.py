@@ -20,7 +20,7 @@ import uvicorn
 import uvloop
 
 from kgctl.errors import InputError, StoreError
-from kgctl.service.app import MAX_BODY_BYTES, create_app
+from kgctl.service.app import HTTP_SERVER_ERROR, MAX_BODY_BYTES, create_app
 from kgctl.service.asgi import Gathered, Handler, Head, Reply, header, refusal
 from kgctl.service.config import ServiceConfig
 from kgctl.service.connections import Connection
@@ -33,7 +33,6 @@ from kgctl.service.views import Checkpoints, Views
 from kgctl.service.workers import Workers
 
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
-HTTP_SERVER_ERROR = 500
 LOCAL_PATHS = frozenset({"/healthz"})  # answered by the serving process itself
 HELD_ANSWERS = 4  # read bodies, and answers not taken, hold at most this many --max-bytes
 

@@ -77,15 +77,10 @@ class Checkpoints:
 
     def _publish(self, holds: int) -> None:
         self.published = holds
-        still = []
         for wanted, ready in self._waiting:
-            if ready.done():
-                continue
-            if wanted <= holds:
+            if wanted <= holds and not ready.done():
                 ready.set_result(holds)
-            else:
-                still.append((wanted, ready))
-        self._waiting = still
+        self._waiting = [(wanted, ready) for wanted, ready in self._waiting if not ready.done()]
 
     def _run(self) -> None:
         while True:
@@ -98,11 +93,10 @@ class Checkpoints:
                 self._views.take(holds)
             except StoreError as exc:  # its writer process was killed with a write
                 print(f"error: no checkpoint: {exc}", file=sys.stderr)
-                continue
             except OSError:  # logged; the next write tries again (readers wait, then 503)
                 traceback.print_exc(file=sys.stderr)
-                continue
-            self._loop.call_soon_threadsafe(self._publish, holds)
+            else:
+                self._loop.call_soon_threadsafe(self._publish, holds)
 
     def close(self) -> None:
         self._stopping = True
