@@ -71,7 +71,7 @@ HTTP_SERVER_ERROR = 500
 MAX_BODY_BYTES = 1_000_000
 QUERY_PATHS = frozenset({"/query", "/sparql"})  # those a query worker answers (`query_reader`)
 QUERY_METHODS = "GET, HEAD, POST"
-PREPARED, PREPARED_BYTES = 256, 8192  # requests a worker remembers what they ask, and their size
+PREPARED, PREPARED_BYTES = 256, 8192  # a worker remembers what this many requests this small ask
 PREPARED_HEADERS = frozenset({b"host", b"accept", b"content-type"})  # what a query's answer reads
 
 
