@@ -447,10 +447,20 @@ def test_bad_trailers_are_answered_400_and_the_body_never_reaches_the_app(traile
 @pytest.mark.parametrize("head", [
     b"GET /q HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
     b"GET /q HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+    b"DELETE /store?graph=urn:g HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\n"
+    b"Connection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
     b"CONNECT h:80 HTTP/1.1\r\nHost: h:80\r\n\r\n",
-], ids=["websocket", "h2c", "connect"])
-def test_protocol_upgrades_are_answered_400(head: bytes) -> None:
-    assert_refused_400(head)
+], ids=["websocket", "h2c", "h2c-delete", "connect"])
+def test_protocol_upgrades_are_answered_400_and_the_app_is_never_started(head: bytes) -> None:
+    """Not even on the head alone: a read would run in the serving process, a write without a
+    body (DELETE) would be made, then answered 400."""
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(head)
+        await peer.closed()
+        await peer.settled()
+        assert peer.statuses() == [400] and peer.app.requests == [] and not peer.reads.requests
+    uvloop.run(scenario())
 
 
 HUGE = MAX_HEAD_BYTES + 4096

@@ -119,8 +119,6 @@ class Connection(HttpToolsProtocol):
         self.raw_bytes += len(data)
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            return self.refuse(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         except httptools.HttpParserError as exc:
             return self.refuse(*self.halted or (HTTP_BAD_REQUEST,
                                                 f"malformed HTTP request ({exc})"))
@@ -145,6 +143,8 @@ class Connection(HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        if self.parser.should_upgrade():  # before uvicorn would start the app on the head
+            self._halt(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         self.in_head, self.head_bytes = False, 0
         self.room.busy(self)
         self._unlimit()
@@ -163,8 +163,6 @@ class Connection(HttpToolsProtocol):
 
     def _forward(self) -> Forward | None:
         """The request whose head just ended, if `reads` takes it."""
-        if self.parser.should_upgrade():
-            return None
         url = httptools.parse_url(self.url)
         path = url.path.decode("ascii")
         method = self.parser.get_method().decode("ascii")
