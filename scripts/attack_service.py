@@ -7,6 +7,8 @@ no lost connection).
              past the body bound, 413) and when; and /healthz still answered at once
   service    SERVICE/LOAD to a loopback port of the caller's choice in every escape form: all
              refused 400, and the port never contacted
+  upgrades   requests asking for another protocol (WebSocket, h2c, CONNECT): reads, an
+             authenticated graph DELETE and update: all refused 400, the writes not made
   idle       1,000 idle kept-alive connections (each served once) while a runaway query is
              killed at its deadline and its worker replaced: then a query on each, how many
              are answered and how long it took
@@ -246,6 +248,40 @@ def service(tmp: Path) -> dict:
     finally:
         stop(process)
         victim.close()
+
+
+def upgrades(tmp: Path) -> dict:
+    """Requests asking for another protocol (WebSocket, h2c, CONNECT), reads and authenticated
+    writes: each must be refused 400 with nothing run, the writes unmade."""
+    process, port = serve(tmp / "store")
+    graph = next(q.graph_name.value for q in pack_quads())
+    upgrade = "Connection: Upgrade\r\nUpgrade: {}\r\n"
+    auth = f"Authorization: Bearer {TOKEN}\r\n"
+    insert = b"INSERT DATA { <urn:upgrade:s> <urn:upgrade:p> <urn:upgrade:o> }"
+    heads = [request("/query?" + urlencode({"query": ASK}), upgrade.format(protocol))
+             for protocol in ("websocket", "h2c")]
+    heads += [f"DELETE /store?graph={graph} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
+              f"{upgrade.format('h2c')}\r\n".encode(),
+              f"POST /update HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}{upgrade.format('h2c')}"
+              f"Content-Type: application/sparql-update\r\nContent-Length: {len(insert)}"
+              "\r\n\r\n".encode() + insert,
+              b"CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n"]
+    try:
+        statuses = []
+        for head in heads:
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(head)
+                statuses.append(response(sock)[0])
+        base = f"http://127.0.0.1:{port}"
+        kept = httpx.get(f"{base}/store", params={"graph": graph}).status_code == 200
+        inserted = httpx.get(f"{base}/query", params={
+            "query": "ASK { GRAPH ?g { <urn:upgrade:s> ?p ?o } }"},
+            headers={"Accept": "application/sparql-results+json"}).json()["boolean"]
+        return {"requests": len(heads), "refused_400": statuses.count(400),
+                "other_statuses": sorted(s for s in statuses if s != 400),
+                "deleted_graph_still_there": kept, "update_made": inserted}
+    finally:
+        stop(process)
 
 
 def query_on_each(socks: list[socket.socket], query: str, within_s: float) -> int:
@@ -541,7 +577,7 @@ def writes(tmp: Path, count: int = 200) -> dict:
         stop(process)
 
 
-PARTS = {"chunks": chunks, "service": service, "idle": idle, "large": large,
+PARTS = {"chunks": chunks, "service": service, "upgrades": upgrades, "idle": idle, "large": large,
          "untaken": untaken, "bodies": bodies, "silent": silent,
          "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes}
 
