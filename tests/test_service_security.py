@@ -84,6 +84,19 @@ def test_update_with_token_writes_atomically(url: str, store: Store) -> None:
     assert size(store) == len(sample_quads())
 
 
+@pytest.mark.parametrize("update", [
+    "CLEAR GRAPH <urn:x:nope>", f"{INSERT} ; DROP GRAPH <urn:x:nope>",
+    f"{INSERT} ; MOVE <urn:x:nope> TO <urn:x:g>", f"CREATE GRAPH <{PAPER_GRAPH}>"])
+def test_an_update_that_cannot_be_done_is_a_400_and_writes_nothing(url: str, store: Store,
+                                                                    update: str) -> None:
+    before = size(store)
+    answer = httpx.post(f"{url}/update", data={"update": update},
+                        headers={"Authorization": f"Bearer {TOKEN}"})
+    assert answer.status_code == 400 and answer.text.startswith("error: ") and \
+        ("does not exist" in answer.text or "already exists" in answer.text), answer.text
+    assert size(store) == before
+
+
 def test_updates_disabled_without_configured_token(store: Store) -> None:
     with live_server(sample_store()) as base:
         response = httpx.post(f"{base}/update", data={"update": INSERT},

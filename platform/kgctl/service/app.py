@@ -20,7 +20,7 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from kgctl.errors import StoreError
+from kgctl.errors import DataRejected, StoreError
 from kgctl.evaluation.evidence_page import evidence_route
 from kgctl.service.asgi import (
     BodyTooLarge,
@@ -100,7 +100,7 @@ class Service:
             raise HttpProblem(HTTP_SERVER_ERROR, "writes are made by the owning process only")
         try:
             return await asyncio.to_thread(change)
-        except SyntaxError as exc:
+        except (SyntaxError, DataRejected) as exc:
             raise HttpProblem(HTTP_BAD_REQUEST, f"invalid input: {exc}") from None
         except StoreError as exc:
             raise HttpProblem(HTTP_SERVER_ERROR, str(exc)) from None

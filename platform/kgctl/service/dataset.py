@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, parse
 
-from kgctl.errors import InputError, StoreError
+from kgctl.errors import DataRejected, InputError, StoreError
 from kgctl.store.base import QueryResult
 from kgctl.store.embedded import check_store_folder
 from kgctl.store.iris import graph_iri, paper_of_graph
@@ -95,6 +95,8 @@ class Dataset:
             self._store.update(sparql, base_iri=base_iri)
         except OSError as exc:
             raise StoreError(f"update failed, nothing written: {exc}") from None
+        except RuntimeError as exc:  # it asks what cannot be done: CLEAR of a missing graph
+            raise DataRejected(f"update failed, nothing written: {exc}") from None
 
     def backup(self, target: Path) -> None:
         """A consistent copy of the store in the new directory `target` (hard links; writes
