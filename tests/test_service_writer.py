@@ -3,6 +3,7 @@ the deadline, nothing of the write is stored, the next write succeeds and reader
 
 from __future__ import annotations
 
+import threading
 import time
 
 import httpx
@@ -18,6 +19,11 @@ HEADERS = {"Content-Type": "application/sparql-update", "Authorization": "Bearer
 CROSS = ("INSERT { GRAPH <urn:kgctl:test:cross> { ?a <urn:kgctl:test:p> ?d } } "
          "WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }")
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+# names LOAD (in its literals): rdflib reads it to see which endpoints it would contact, for
+# seconds (0.7 MB)
+LONG_READ = "INSERT DATA { " + " ".join(f'<urn:s{i}> <urn:p> "load {i}" .'
+                                        for i in range(20_000)) + " }"
+RESPONSIVE_S = 3.0
 
 
 def test_a_long_update_is_stopped_at_the_deadline_and_writes_nothing() -> None:
@@ -41,3 +47,26 @@ def test_a_long_update_is_stopped_at_the_deadline_and_writes_nothing() -> None:
                            headers={"Accept": "application/n-triples"})
         assert graph.text == "<urn:a> <urn:b> <urn:c> .\n"
     assert len(store) == before + 1
+
+
+def test_reading_a_long_update_is_the_writers_work_within_its_time_limit() -> None:
+    """Not the serving process's: reads are answered meanwhile, and the update ends at its
+    deadline with nothing written."""
+    store = sample_store()
+    before = len(store)
+    config = ServiceConfig(update_token="t", timeout_s=TIMEOUT_S)
+    with live_server(store, config) as base, httpx.Client(timeout=READ_S) as client:
+        answers: list[httpx.Response] = []
+        started = time.monotonic()
+        update = threading.Thread(target=lambda: answers.append(
+            httpx.post(f"{base}/update", content=LONG_READ, headers=HEADERS, timeout=READ_S)))
+        update.start()
+        waits = []
+        while update.is_alive():
+            asked = time.monotonic()
+            assert client.get(f"{base}/query", params={"query": COUNT}).status_code == 200
+            waits.append(time.monotonic() - asked)
+        assert answers[0].status_code == 503 and "timed out" in answers[0].text
+        assert time.monotonic() - started < TIMEOUT_S + RESPONSIVE_S
+        assert waits and max(waits) < RESPONSIVE_S
+    assert len(store) == before

@@ -55,7 +55,6 @@ from kgctl.service.graph_store import graph_store_routes
 from kgctl.service.hosts import HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
 from kgctl.service.protocol import UpdateRequest, form_fields, parse_operation
-from kgctl.service.update_dataset import with_dataset
 
 T = TypeVar("T")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -171,10 +170,8 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         await answer_update(scope, send, operation)
 
     async def answer_update(scope: Scope, send: Send, operation: UpdateRequest) -> None:
-        check_remote(operation.update, config.allow_service, update=True)
-        text = with_dataset(operation.update, operation.using_graphs,
-                            operation.using_named_graphs)
-        await service.write(scope, partial(dataset.update, text, base_iri=service.base_iri(scope)))
+        await service.write(scope, partial(dataset.update, operation, config.allow_service,
+                                           base_iri=service.base_iri(scope)))
         await send_reply(send, reply(HTTP_NO_CONTENT, None))
 
     async def papers(request: Request) -> Response:
@@ -204,11 +201,8 @@ def create_app(dataset: Dataset, config: ServiceConfig,
                                  headers=problem_headers(exc))
 
     routes = [
-        Route("/", page),
-        *graph_store_routes(service),
-        Route("/papers", papers),
-        Route("/prefixes", prefixes),
-        Route("/examples.json", examples),
+        Route("/", page), *graph_store_routes(service), Route("/papers", papers),
+        Route("/prefixes", prefixes), Route("/examples.json", examples),
         Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
             dataset, run_now,
             lambda message: HttpProblem(HTTP_NOT_FOUND, message))),

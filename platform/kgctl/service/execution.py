@@ -44,6 +44,9 @@ class HttpProblem(Exception):
         super().__init__(message)
         self.status = status
 
+    def __reduce__(self):  # raised in the writer process, told to the serving process
+        return type(self), (self.status, str(self))
+
 
 class ResultTooLarge(Exception):
     """The serialised result passed the byte limit."""

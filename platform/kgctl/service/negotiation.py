@@ -25,22 +25,14 @@ F = TypeVar("F", QueryResultsFormat, RdfFormat)
 # media type -> format; the first entry is the default when the client accepts anything
 SOLUTION_TYPES: dict[str, QueryResultsFormat] = {
     "application/sparql-results+json": QueryResultsFormat.JSON,
-    "application/json": QueryResultsFormat.JSON,
-    "application/sparql-results+xml": QueryResultsFormat.XML,
-    "application/xml": QueryResultsFormat.XML,
-    "text/csv": QueryResultsFormat.CSV,
-    "text/tab-separated-values": QueryResultsFormat.TSV,
-    "text/xml": QueryResultsFormat.XML,
-}
+    "application/json": QueryResultsFormat.JSON, "application/xml": QueryResultsFormat.XML,
+    "application/sparql-results+xml": QueryResultsFormat.XML, "text/csv": QueryResultsFormat.CSV,
+    "text/tab-separated-values": QueryResultsFormat.TSV, "text/xml": QueryResultsFormat.XML}
 GRAPH_TYPES: dict[str, RdfFormat] = {
-    "text/turtle": RdfFormat.TURTLE,
-    "application/x-turtle": RdfFormat.TURTLE,
-    "application/n-triples": RdfFormat.N_TRIPLES,
-    "text/plain": RdfFormat.N_TRIPLES,
-    "application/ld+json": RdfFormat.JSON_LD,
-    "application/json": RdfFormat.JSON_LD,
-    "application/rdf+xml": RdfFormat.RDF_XML,
-}
+    "text/turtle": RdfFormat.TURTLE, "application/x-turtle": RdfFormat.TURTLE,
+    "application/n-triples": RdfFormat.N_TRIPLES, "text/plain": RdfFormat.N_TRIPLES,
+    "application/ld+json": RdfFormat.JSON_LD, "application/json": RdfFormat.JSON_LD,
+    "application/rdf+xml": RdfFormat.RDF_XML}
 # short names for the ``format`` parameter (download links cannot set an Accept header)
 FORMAT_NAMES: dict[str, str] = {
     "json": "application/json", "xml": "application/xml", "csv": "text/csv",

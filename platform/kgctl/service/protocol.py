@@ -106,15 +106,11 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
         raise HttpProblem(HTTP_BAD_REQUEST, f"unknown view {bad[0]!r}: choose "
                           f"{' or '.join(VIEWS)}")
     return QueryRequest(
-        query=_single(queries, "query"),
-        default_graphs=tuple(values.get("default-graph-uri", ())),
+        query=_single(queries, "query"), default_graphs=tuple(values.get("default-graph-uri", ())),
         named_graphs=tuple(values.get("named-graph-uri", ())),
-        union=union or _flag(values.get("union-default-graph", [])),
-        base_iri=base_iri,
-        accept=accept,
-        format=formats[-1] if formats else None,
-        view=views[-1] if views else DEFAULT_VIEW,
-    )
+        union=union or _flag(values.get("union-default-graph", [])), base_iri=base_iri,
+        accept=accept, format=formats[-1] if formats else None,
+        view=views[-1] if views else DEFAULT_VIEW)
 
 
 def _single(values: list[str], name: str) -> str:

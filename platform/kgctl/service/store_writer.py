@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 from pyoxigraph import DefaultGraph, NamedNode, RdfFormat
@@ -19,6 +20,8 @@ from pyoxigraph import DefaultGraph, NamedNode, RdfFormat
 from kgctl.errors import StoreError
 from kgctl.service import messages
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem
+from kgctl.service.protocol import UpdateRequest
+from kgctl.service.update_dataset import apply_update
 
 START_S = 60.0
 WRITE, BACKUP = 0, 1  # the two channels
@@ -40,14 +43,14 @@ class StoreWriter:
         with self._starting:
             self._start()
 
-    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
-        self._call(WRITE, "update", sparql, base_iri=base_iri)
+    def update(self, operation: UpdateRequest, allowed: tuple[str, ...], *,
+               base_iri: str | None) -> None:
+        self._call(WRITE, "update", operation, allowed, base_iri=base_iri)
 
     def put_graph(self, graph: NamedNode | DefaultGraph, documents, *, base_iri: str,
                   replace: bool) -> bool:
         documents = [(fmt.media_type, data) for fmt, data in documents]
-        return self._call(WRITE, "put_graph", graph, documents, base_iri=base_iri,
-                          replace=replace)
+        return self._call(WRITE, "put_graph", graph, documents, base_iri=base_iri, replace=replace)
 
     def delete_graph(self, graph: NamedNode | DefaultGraph) -> bool:
         return self._call(WRITE, "delete_graph", graph)
@@ -183,8 +186,9 @@ def serve(channel: socket.socket, dataset) -> None:
         method, args, kwargs = message
         if method == "put_graph":
             args = (args[0], [(RdfFormat.from_media_type(m), d) for m, d in args[1]])
+        call = partial(apply_update, dataset) if method == "update" else getattr(dataset, method)
         try:
-            reply = (True, getattr(dataset, method)(*args, **kwargs))
+            reply = (True, call(*args, **kwargs))
         except Exception as exc:
             reply = (False, exc)
         try:

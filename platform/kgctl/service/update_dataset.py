@@ -17,10 +17,22 @@ does too (using-graph-uri/using-named-graph-uri); give it one way
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
+from kgctl.service.dataset import Dataset
 from kgctl.service.execution import HTTP_BAD_REQUEST, HttpProblem, iri
+from kgctl.service.federation import check_remote
+from kgctl.service.protocol import UpdateRequest
 from kgctl.service.sparql_tree import parse_update
+
+
+def apply_update(dataset: Dataset, operation: UpdateRequest, allowed: Collection[str], *,
+                 base_iri: str | None) -> None:
+    """Check the endpoints `operation` would contact, add the protocol's dataset, apply it; in
+    the writer process, within the write's time limit (rdflib read 0.7 MB for 10 s)."""
+    check_remote(operation.update, allowed, update=True)
+    dataset.update(with_dataset(operation.update, operation.using_graphs,
+                                operation.using_named_graphs), base_iri=base_iri)
 
 
 def with_dataset(update: str, using: Sequence[str], using_named: Sequence[str]) -> str:

@@ -258,8 +258,7 @@ class Workers:
                 await loop.run_in_executor(self.starter, process.start)
                 break
             except OSError as exc:
-                print(f"error: a query worker did not start ({exc}); retrying",
-                      file=sys.stderr)
+                print(f"error: a query worker did not start ({exc}); retrying", file=sys.stderr)
                 ours.close()
                 await asyncio.sleep(START_RETRY_S)
             finally:
