@@ -148,6 +148,7 @@ def test_graph_store_get_and_papers(url: str, store: Store) -> None:
 
 @pytest.mark.parametrize("request_kwargs, status, message", [
     ({"params": {"query": "SELEC ?x"}}, 400, "invalid SPARQL query"),
+    ({"params": {"query": "ASK { FILTER(<urn:x:f>(1)) }"}}, 400, "function <urn:x:f>"),
     ({"params": {"format": "json"}}, 400, "missing 'query'"),
     ({"params": {"query": "ASK {}"}, "headers": {"Accept": "image/png"}}, 406, "cannot produce"),
     ({"params": {"query": "ASK {}", "format": "pdf"}}, 400, "unknown format"),

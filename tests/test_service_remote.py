@@ -43,6 +43,7 @@ QUERIES = [
     "SELECT * { FILTER EXISTS { SERVICE <T> { ?s ?p ?o } } }",
     "SELECT * { FILTER NOT EXISTS { SERVICE <T> { ?s ?p ?o } } }",
     "SELECT * { MINUS { SERVICE <T> { ?s ?p ?o } } }",
+    "SELECT * { SERVICE <T> " + "{" * 500 + "}" * 500 + " }",  # past the reader's recursion
     "SELECT * { { } UNION { SERVICE <T> { ?s ?p ?o } } }",
     "SELECT * { GRAPH ?g { SERVICE <T> { ?s ?p ?o } } }",
     "ASK { SERVICE <T> { ?s ?p ?o } }",

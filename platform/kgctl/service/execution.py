@@ -153,7 +153,7 @@ def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
                              view=request.view)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
-    except (OSError, ValueError) as exc:  # evaluation errors, an unusable base IRI
+    except (OSError, ValueError, RuntimeError) as exc:  # evaluation, unknown function, base IRI
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
 
 

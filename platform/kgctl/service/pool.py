@@ -16,7 +16,7 @@ COMPUTING_CPU_S = 0.01  # CPU time in the budget's last CPU_WINDOW_S that marks 
 CPU_WINDOW_S = 0.1  # (most queries end before it begins: their CPU time is never read)
 FROZEN_CHECK_S = 0.5  # how often every worker is checked for being stopped (SIGSTOP)
 FROZEN_S = 1.0  # a worker stopped this long is killed and replaced
-CRASHED = (500, "the query worker stopped (out of memory?); narrow the query")
+CRASHED = (500, "the query worker stopped (out of memory or nested too deeply?); narrow the query")
 
 
 @dataclass(eq=False)

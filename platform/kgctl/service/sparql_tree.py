@@ -58,7 +58,7 @@ def _parse(sparql_text: str, update: bool) -> tuple[str, object]:
         grammar = _UNIT if update else sparql.Query
         # a comment ends at CR too (pyoxigraph ends it there; rdflib's only at LF)
         return text, grammar.parse_string(text.replace("\r", "\n"), parse_all=True)
-    except (ParseBaseException, ValueError, TypeError) as exc:
+    except (ParseBaseException, ValueError, TypeError, RecursionError) as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"the request could not be read: {exc}") from None
 
 
