@@ -28,6 +28,9 @@ no lost connection).
   stalled    the same with 25,000 connections that each send a request line and stop
   writes     p50 latency of 200 small authenticated updates in a row, then of 50 pairs of an
              update and a read that must see it (it waits for a checkpoint view)
+  slow_to_read
+             authenticated writes that take seconds to read (an update read for SERVICE/LOAD,
+             20 MB of multipart/form-data): the worst wait of reads probed meanwhile
 
 (A burst of runaway queries against the workers is measured by bench_service.py; the query
 pool's decisions by tests/test_service_pool.py.)
@@ -577,9 +580,47 @@ def writes(tmp: Path, count: int = 200) -> dict:
         stop(process)
 
 
+def slow_to_read(tmp: Path) -> dict:
+    """Authenticated writes that take seconds to read (a 0.7 MB update whose literals say
+    "load", which has it read for SERVICE/LOAD; 20 MB of multipart/form-data): how long reads
+    probed meanwhile waited at worst, and the writes' statuses."""
+    process, port = serve(tmp / "store")
+    base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {TOKEN}"}
+    document = b"".join(b'<urn:s%d> <urn:p> "v %d" .\n' % (i, i) for i in range(300_000))
+    writes = {
+        "update": lambda: httpx.post(f"{base}/update", headers={
+            **auth, "Content-Type": "application/sparql-update"}, timeout=120, content=(
+            "INSERT DATA { " + " ".join(f'<urn:u{i}> <urn:p> "load {i}" .'
+                                        for i in range(20_000)) + " }")),
+        "multipart": lambda: httpx.post(f"{base}/store", params={"graph": "urn:upload"},
+                                        headers=auth, timeout=120, files=[
+            ("a", ("a.nt", document, "application/n-triples")),
+            ("b", ("b.nt", document, "application/n-triples"))])}
+    figures = {}
+    try:
+        with httpx.Client(timeout=120) as client:
+            for name, write in writes.items():
+                answers: list[int] = []
+                writer = threading.Thread(target=lambda w=write, a=answers: a.append(
+                    w().status_code))
+                waits = []
+                writer.start()
+                while writer.is_alive():
+                    started = time.perf_counter()
+                    client.get(f"{base}/query", params={"query": ASK})
+                    waits.append(time.perf_counter() - started)
+                writer.join()
+                figures[name] = {"status": answers[0], "reads": len(waits),
+                                 "worst_read_ms": round(max(waits) * 1000, 1)}
+        return figures
+    finally:
+        stop(process)
+
+
 PARTS = {"chunks": chunks, "service": service, "upgrades": upgrades, "idle": idle, "large": large,
          "untaken": untaken, "bodies": bodies, "silent": silent,
-         "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes}
+         "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes,
+         "slow_to_read": slow_to_read}
 
 
 def main() -> None:

@@ -32,11 +32,9 @@ def describe(endpoint: str, fmt: RdfFormat, *, updates: bool, union_default: boo
                Triple(service, NamedNode(SD + "defaultDataset"), dataset),
                Triple(dataset, RDF_TYPE, NamedNode(SD + "Dataset")),
                Triple(dataset, RDFS_COMMENT, Literal(note))]
-    triples += [Triple(service, NamedNode(SD + "supportedLanguage"), NamedNode(SD + lang))
-                for lang in languages]
+    facts = [("supportedLanguage", lang) for lang in languages] + [
+        ("feature", "UnionDefaultGraph")] * union_default
+    triples += [Triple(service, NamedNode(SD + p), NamedNode(SD + o)) for p, o in facts]
     triples += [Triple(service, NamedNode(SD + "resultFormat"), NamedNode(FORMATS + name))
                 for name in RESULT_FORMATS]
-    if union_default:
-        triples.append(Triple(service, NamedNode(SD + "feature"),
-                              NamedNode(SD + "UnionDefaultGraph")))
     return serialize(triples, format=fmt, prefixes={"sd": SD, "formats": FORMATS})

@@ -15,11 +15,12 @@ import time
 from functools import partial
 from pathlib import Path
 
-from pyoxigraph import DefaultGraph, NamedNode, RdfFormat
+from pyoxigraph import DefaultGraph, NamedNode
 
 from kgctl.errors import StoreError
 from kgctl.service import messages
 from kgctl.service.execution import HTTP_UNAVAILABLE, HttpProblem
+from kgctl.service.graph_store import documents
 from kgctl.service.protocol import UpdateRequest
 from kgctl.service.update_dataset import apply_update
 
@@ -47,10 +48,9 @@ class StoreWriter:
                base_iri: str | None) -> None:
         self._call(WRITE, "update", operation, allowed, base_iri=base_iri)
 
-    def put_graph(self, graph: NamedNode | DefaultGraph, documents, *, base_iri: str,
-                  replace: bool) -> bool:
-        documents = [(fmt.media_type, data) for fmt, data in documents]
-        return self._call(WRITE, "put_graph", graph, documents, base_iri=base_iri, replace=replace)
+    def put_graph(self, graph: NamedNode | DefaultGraph, upload: tuple[str, bytes, bool], *,
+                  base_iri: str, replace: bool) -> bool:
+        return self._call(WRITE, "put_graph", graph, upload, base_iri=base_iri, replace=replace)
 
     def delete_graph(self, graph: NamedNode | DefaultGraph) -> bool:
         return self._call(WRITE, "delete_graph", graph)
@@ -185,7 +185,7 @@ def serve(channel: socket.socket, dataset) -> None:
     while (message := messages.receive(channel)) is not None:
         method, args, kwargs = message
         if method == "put_graph":
-            args = (args[0], [(RdfFormat.from_media_type(m), d) for m, d in args[1]])
+            args = (args[0], documents(*args[1]))
         call = partial(apply_update, dataset) if method == "update" else getattr(dataset, method)
         try:
             reply = (True, call(*args, **kwargs))
