@@ -24,6 +24,12 @@ COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 LONG_READ = "INSERT DATA { " + " ".join(f'<urn:s{i}> <urn:p> "load {i}" .'
                                         for i in range(20_000)) + " }"
 RESPONSIVE_S = 3.0
+# RDF/XML whose entities nest: under a kilobyte that the parser expands into gigabytes
+ENTITIES = '<!ENTITY e0 "xxxxxxxxxx">' + "".join(
+    f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 9))
+EXPANDING = (f'<?xml version="1.0"?><!DOCTYPE r [{ENTITIES}]><rdf:RDF xmlns:rdf='
+             '"http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="urn:a">'
+             '<rdf:value>&e8;</rdf:value></rdf:Description></rdf:RDF>')
 
 
 def test_a_long_update_is_stopped_at_the_deadline_and_writes_nothing() -> None:
@@ -71,3 +77,20 @@ def test_reading_a_long_update_is_the_writers_work_within_its_time_limit() -> No
         assert time.monotonic() - started < TIMEOUT_S + RESPONSIVE_S
         assert waits and max(waits) < RESPONSIVE_S
     assert len(store) == before
+
+
+def test_an_upload_past_the_memory_limit_ends_the_writer_and_writes_nothing() -> None:
+    """The writer process runs under --worker-memory too: past it the write's process ends
+    (the machine's memory is not spent), the write is answered 500 and the next one made."""
+    store = sample_store()
+    before = len(store)
+    config = ServiceConfig(update_token="t", worker_memory_mb=512)
+    with live_server(store, config) as base, httpx.Client(timeout=READ_S) as client:
+        answer = client.put(f"{base}/store", params={"graph": "urn:kgctl:test:x"},
+                            content=EXPANDING, headers={"Content-Type": "application/rdf+xml",
+                                                        "Authorization": "Bearer t"})
+        assert answer.status_code == 500 and "nothing" in answer.text, answer.text
+        write = client.post(f"{base}/update", headers=HEADERS, content="INSERT DATA { GRAPH "
+                            "<urn:kgctl:test:g> { <urn:a> <urn:b> <urn:c> } }")
+        assert write.status_code == 204, write.text
+    assert len(store) == before + 1

@@ -49,8 +49,8 @@ SECONDS = click.FloatRange(min=0, min_open=True)
               help="Queries allowed to run longer than a quarter second at once; more are 503.")
 @click.option("--worker-memory", "worker_memory_mb", default=defaults.DEFAULT_WORKER_MEMORY_MB,
               show_default=True, type=click.IntRange(min=64),
-              help="Memory (MB) a query worker may allocate; a query that needs more is "
-                   "stopped (500) instead of swapping the machine.")
+              help="Memory (MB) a query worker, or the writer, may allocate; a query or write "
+                   "that needs more is stopped (500) instead of swapping the machine.")
 @click.option("--cors-origin", "cors_origins", multiple=True,
               help="Allow browser pages from this origin (repeatable; '*' for any).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,

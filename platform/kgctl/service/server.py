@@ -156,7 +156,7 @@ class Server:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self._loop.add_signal_handler(signum, self._stopping.set)
         config = self.config
-        store = StoreWriter(self.store, config.timeout_s)
+        store = StoreWriter(self.store, config.timeout_s, config.worker_memory_mb)
         views = Views(store, keep_s=config.timeout_s + VIEW_GRACE_S)
         views.take(0)
         checkpoints = Checkpoints(views, self._loop)

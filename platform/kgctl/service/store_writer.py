@@ -6,6 +6,7 @@ are taken there too, on a channel of their own."""
 from __future__ import annotations
 
 import os
+import resource
 import select
 import socket
 import subprocess
@@ -30,10 +31,10 @@ WRITE, BACKUP = 0, 1  # the two channels
 
 class StoreWriter:
     """The serving process's handle: the write methods of kgctl.service.dataset.Dataset, each
-    run in the writer process, writes within `timeout_s`."""
+    run in the writer process, writes within `timeout_s`, in at most `memory_mb`."""
 
-    def __init__(self, path: Path, timeout_s: float) -> None:
-        self.path, self._timeout_s = path, timeout_s
+    def __init__(self, path: Path, timeout_s: float, memory_mb: int) -> None:
+        self.path, self._timeout_s, self._memory_mb = path, timeout_s, memory_mb
         self._locks = (threading.Lock(), threading.Lock())  # one call at a time per channel
         self._starting = threading.Lock()
         self._process: subprocess.Popen | None = None
@@ -44,8 +45,7 @@ class StoreWriter:
         with self._starting:
             self._start()
 
-    def update(self, operation: UpdateRequest, allowed: tuple[str, ...], *,
-               base_iri: str | None) -> None:
+    def update(self, operation: UpdateRequest, allowed: tuple, *, base_iri: str | None) -> None:
         self._call(WRITE, "update", operation, allowed, base_iri=base_iri)
 
     def put_graph(self, graph: NamedNode | DefaultGraph, upload: tuple[str, bytes, bool], *,
@@ -59,8 +59,7 @@ class StoreWriter:
         self._call(BACKUP, "backup", target)
 
     def close(self) -> bool:
-        """Stop the writer process; whether no write was running (one that was is not
-        committed)."""
+        """Stop the writer process; whether no write was running (one running is not committed)."""
         idle = not self.writing
         with self._starting:
             self._closed = True
@@ -102,7 +101,7 @@ class StoreWriter:
         ours, theirs = zip(socket.socketpair(), socket.socketpair(), strict=True)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kgctl.service.store_writer", str(self.path),
-             *(str(s.fileno()) for s in theirs), str(os.getpid())],
+             *(str(s.fileno()) for s in theirs), str(os.getpid()), str(self._memory_mb)],
             pass_fds=[s.fileno() for s in theirs], start_new_session=True)
         for sock in theirs:
             sock.close()
@@ -154,9 +153,10 @@ def _wait(sock: socket.socket, deadline: float | None) -> bool:
             return False
 
 
-def main(path: str, write_fd: str, backup_fd: str, parent: str) -> None:
+def main(path: str, write_fd: str, backup_fd: str, parent: str, memory_mb: str) -> None:
     from kgctl.service.dataset import Dataset
-
+    # past it a write ends this process, nothing written (RDF/XML entities expand 1 KB to GBs)
+    resource.setrlimit(resource.RLIMIT_DATA, (int(memory_mb) << 20, int(memory_mb) << 20))
     threading.Thread(target=die_with, args=(int(parent),), daemon=True).start()
     channels = [socket.socket(fileno=int(fd)) for fd in (write_fd, backup_fd)]
     try:
@@ -198,4 +198,4 @@ def serve(channel: socket.socket, dataset) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])
