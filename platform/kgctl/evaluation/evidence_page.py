@@ -117,12 +117,20 @@ def _entities(view: EvidenceView, ids: dict[str, str]) -> str:
 
 
 def _identity(link: Link | None) -> str:
-    """The entity's canonical identity (merged view), linked, with how it was linked."""
+    """The entity's canonical identity (merged view) with how it was linked; linked only when
+    it is a web address (a write may store any IRI, ``javascript:`` ones too).
+
+    >>> page = _identity(Link(entity="urn:e", identity="javascript:f()", label="x", method="m"))
+    >>> page.startswith("<div class='identity'>same as x <code>javascript:f()</code>")
+    True
+    """
     if link is None:
         return ""
     how = link.method + (f", score {link.score:g}" if link.score is not None else "")
-    return (f"<div class='identity'>same as <a href='{html.escape(link.identity)}'>"
-            f"{html.escape(link.label)}</a> <code>{html.escape(link.identity)}</code> "
+    name = html.escape(link.label)
+    if link.identity.startswith(("http://", "https://")):
+        name = f"<a href='{html.escape(link.identity)}'>{name}</a>"
+    return (f"<div class='identity'>same as {name} <code>{html.escape(link.identity)}</code> "
             f"<small>({html.escape(how)})</small></div>")
 
 
