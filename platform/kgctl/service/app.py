@@ -204,8 +204,7 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         Route("/", page), *graph_store_routes(service), Route("/papers", papers),
         Route("/prefixes", prefixes), Route("/examples.json", examples),
         Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
-            dataset, run_now,
-            lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
+            dataset, run_now, lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
         Route("/healthz", health),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -270,9 +270,8 @@ class Connection(HttpToolsProtocol):
             self.cycle.message_event.set()  # send() nothing more
             if self.cycle.response_started:
                 return self.transport.close()
-        self.transport.write(response(status, [
-            *self.server_state.default_headers,
-            (b"content-type", b"text/plain; charset=utf-8")], f"error: {message}\n".encode(),
+        self.transport.write(response(status, [*self.server_state.default_headers, (
+            b"content-type", b"text/plain; charset=utf-8")], f"error: {message}\n".encode(),
             keep_alive=False))
         # closed with unread bytes, the socket would be reset and the client could lose the
         # answer: end the writing side, drop what comes, close at the client's end or soon

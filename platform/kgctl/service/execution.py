@@ -149,8 +149,7 @@ def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
         return dataset.query(request.query,
                              default_graphs=[iri(g) for g in request.default_graphs],
                              named_graphs=[iri(g) for g in request.named_graphs],
-                             union=request.union, base_iri=request.base_iri,
-                             view=request.view)
+                             union=request.union, base_iri=request.base_iri, view=request.view)
     except SyntaxError as exc:
         raise HttpProblem(HTTP_BAD_REQUEST, f"invalid SPARQL query: {exc}") from None
     except (OSError, ValueError, RuntimeError) as exc:  # evaluation, unknown function, base IRI
