@@ -3,13 +3,18 @@ the deadline, nothing of the write is stored, the next write succeeds and reader
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import httpx
+import pytest
+import uvloop
 from service_helpers import live_server, sample_store
 
+from kgctl.errors import StoreError
 from kgctl.service.config import ServiceConfig
+from kgctl.service.views import Checkpoints
 
 TIMEOUT_S = 1.0
 READ_S = 30.0
@@ -94,3 +99,29 @@ def test_an_upload_past_the_memory_limit_ends_the_writer_and_writes_nothing() ->
                             "<urn:kgctl:test:g> { <urn:a> <urn:b> <urn:c> } }")
         assert write.status_code == 204, write.text
     assert len(store) == before + 1
+
+
+def test_a_checkpoint_that_failed_is_taken_again_without_another_write(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer process ending just after a write (killed, out of memory) fails the
+    checkpoint that the write's readers wait for: it is taken again, else every read waited
+    for a next write that may never come (each answered 503 at its deadline)."""
+    taken: list[int] = []
+
+    class Views:  # the writer process is gone at the first checkpoint, back at the second
+        def take(self, generation: int) -> None:
+            taken.append(generation)
+            if len(taken) == 1:
+                raise StoreError("the store writer stopped")
+
+    monkeypatch.setattr(Checkpoints, "RETRY_S", 0.05)
+
+    async def scenario() -> int:
+        checkpoints = Checkpoints(Views(), asyncio.get_running_loop())
+        try:
+            checkpoints.changed()
+            async with asyncio.timeout(READ_S):
+                return await checkpoints.fresh()
+        finally:
+            checkpoints.close()
+    assert uvloop.run(scenario()) == 1 and taken == [1, 1]

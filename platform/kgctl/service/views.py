@@ -12,7 +12,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from kgctl.errors import StoreError
@@ -54,6 +53,8 @@ class Checkpoints:
     """After writes, a thread takes a view that holds them; a read waits (`fresh`) for the
     view holding every write made before it arrived (a client reads its own writes)."""
 
+    RETRY_S = 1.0  # a failed checkpoint is taken again this soon: reads wait for it
+
     def __init__(self, views: Views, loop: asyncio.AbstractEventLoop) -> None:
         self._views, self._loop = views, loop
         self.written = self.published = 0  # writes made; writes the newest view holds
@@ -83,19 +84,21 @@ class Checkpoints:
         self._waiting = [(wanted, ready) for wanted, ready in self._waiting if not ready.done()]
 
     def _run(self) -> None:
+        failed = False
         while True:
-            self._wake.wait()
+            self._wake.wait(self.RETRY_S if failed else None)
             self._wake.clear()
             if self._stopping:
                 return
             holds = self.written
             try:
                 self._views.take(holds)
-            except StoreError as exc:  # its writer process was killed with a write
-                print(f"error: no checkpoint: {exc}", file=sys.stderr)
-            except OSError:  # logged; the next write tries again (readers wait, then 503)
-                traceback.print_exc(file=sys.stderr)
+            except (StoreError, OSError) as exc:
+                print(f"error: no checkpoint of the store yet ({exc}); trying again in "
+                      f"{self.RETRY_S:g} s", file=sys.stderr)
+                failed = True
             else:
+                failed = False
                 self._loop.call_soon_threadsafe(self._publish, holds)
 
     def close(self) -> None:
