@@ -6,9 +6,10 @@ kgctl has workers (``simple-pool``).
 All servers hold the MOP-30 graph (the bundled MOP-30 traces replayed through the extraction
 tools, kgctl.pipeline.seed). One load generator (uvloop + httptools, keep-alive connections)
 measures, interleaving the servers round by round (ratios: each over oxigraph):
-  1. single-client latency of ``ASK {}`` (median of the p50s on 5 fresh connection pairs, and
-     the ratio on each pair) and of each read-out query (domains/mop30/readout/*.rq, on a
-     paper's graph as default graph, papers in turn): p50 per server and the ratio;
+  1. single-client latency of ``ASK {}`` (the p50s on 9 fresh connection pairs: the median of
+     each server's, and its ratio as the median of the pairs' ratios) and of each read-out
+     query (domains/mop30/readout/*.rq, on a paper's graph as default graph, papers in turn):
+     p50 per server and the ratio;
   2. ``ASK {}`` throughput with 50 connections;
   3. the mixed read-out workload (read-out queries on every paper, the page's examples)
      throughput with 50 connections;
@@ -47,8 +48,8 @@ from kgctl.service.config import DEFAULT_WORKERS
 from kgctl.service.static_examples import load_examples
 
 CONNECTIONS = 50
-ROUNDS_ASK = 300
-ASK_CONNECTIONS = 5  # ASK {} is measured on this many fresh connection pairs in turn: where
+ROUNDS_ASK = 540
+ASK_CONNECTIONS = 9  # ASK {} is measured on this many fresh connection pairs in turn: where
 # the kernel runs a server's thread against the client's moves its latency by 2x
 ROUNDS_READOUT = 30  # per read-out query and server
 THROUGHPUT_S = 3.0
@@ -168,12 +169,16 @@ async def compare_throughput(ports: dict[str, int], targets: list[str]) -> dict:
             qps, bad = await throughput(port, targets)
             runs[name].append(qps)
             errors[name] += bad
-    # the median of the rounds' ratios: a server's run and oxigraph's, seconds apart, share the
-    # machine's speed, which moves oxigraph's own throughput by a third between runs
-    paired = [ratios({name: runs[name][i] for name in runs}, 3)
-              for i in range(THROUGHPUT_REPEATS)]
-    return {"qps_runs": runs, "errors": errors,
-            **{key: statistics.median(r[key] for r in paired) for key in paired[0]}}
+    return {"qps_runs": runs, "errors": errors, **paired(
+        [{name: runs[name][i] for name in runs} for i in range(THROUGHPUT_REPEATS)], 3)}
+
+
+def paired(rounds: list[dict[str, float]], digits: int) -> dict[str, float]:
+    """The median of the rounds' ratios: a server's figure and oxigraph's in one round (3 s
+    apart at most) share the machine's speed, which moves oxigraph's own figures by a third
+    between rounds."""
+    each = [ratios(figures, digits) for figures in rounds]
+    return {key: statistics.median(r[key] for r in each) for key in each[0]}
 
 
 def ratios(figures: dict[str, float], digits: int) -> dict[str, float]:
@@ -360,14 +365,15 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     await single_client(ports, ask * 20)  # warm both servers up
     pairs = [await single_client(ports, ask * (ROUNDS_ASK // ASK_CONNECTIONS))
              for _ in range(ASK_CONNECTIONS)]
-    latency = {"ASK {}": {name: statistics.median(p[name] for p in pairs) for name in ports}}
-    pair_ratios = sorted(round(p["kgctl"] / p["oxigraph"], 2) for p in pairs)
-    for name, targets in readouts.items():
-        rounds = (targets * (ROUNDS_READOUT // len(targets) + 1))[:ROUNDS_READOUT]
-        latency[name] = await single_client(ports, rounds)
+    latency = {name: await single_client(
+        ports, (targets * (ROUNDS_READOUT // len(targets) + 1))[:ROUNDS_READOUT])
+        for name, targets in readouts.items()}
     for figures in latency.values():
         figures.update(ratios(figures, 2))
-    latency["ASK {}"]["ratio_per_connection_pair"] = pair_ratios
+    latency = {"ASK {}": {**{name: statistics.median(p[name] for p in pairs) for name in ports},
+                          **paired(pairs, 2), "ratio_per_connection_pair": sorted(
+                              ratios(p, 2)["ratio_kgctl_over_oxigraph"] for p in pairs)},
+               **latency}
     mixed = [t for targets in readouts.values() for t in targets]
     mixed += [target(e["query"]) for e in load_examples()]
     figures = {
