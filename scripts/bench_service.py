@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import statistics
@@ -120,11 +121,13 @@ def p50_ms(values: list[float]) -> float:
 
 
 async def single_client(ports: dict[str, int], targets: list[str]) -> dict[str, float]:
-    """p50 latency per server over `targets`, servers interleaved request by request."""
+    """p50 latency per server over `targets`, servers interleaved request by request in a new
+    order each time: the server a request follows moves its latency (the caches it left)."""
     conns = {name: await Connection.open(port) for name, port in ports.items()}
     latencies: dict[str, list[float]] = {name: [] for name in ports}
+    order = random.Random(len(targets))  # the same orders in every run
     for path in targets:
-        for name, conn in conns.items():
+        for name, conn in order.sample(list(conns.items()), len(conns)):
             t0 = time.perf_counter()
             status, _ = await conn.get(path)
             latencies[name].append(time.perf_counter() - t0)
