@@ -113,74 +113,81 @@ def align(gold: Node | None, pred: Node | None, *, agree: Agree = strict_agree,
           uncounted: frozenset[str] = frozenset()) -> Alignment:
     """Counts of one record pair; None on a side means the record is unmatched. Slots named
     in `uncounted` steer the alignment but add no counts."""
-    result = Alignment()
-    reference = gold or pred
-    if reference is None:
+    return _Aligner(agree, uncounted).align(gold, pred)
+
+
+class _Aligner:
+    """One alignment of two record trees under one rule. A pair's matched-slot count is kept
+    (by the nodes' identity, alive for the whole call): counting a pair counts the best
+    pairing of its children, which aligning the pair asks for again."""
+
+    def __init__(self, agree: Agree, uncounted: frozenset[str]) -> None:
+        self.agree, self.uncounted = agree, uncounted
+        self.matched: dict[tuple[int, int], int] = {}
+
+    def align(self, gold: Node | None, pred: Node | None) -> Alignment:
+        result = Alignment()
+        reference = gold or pred
+        if reference is None:
+            return result
+        keys = sorted(set(gold.slots if gold else ()) | set(pred.slots if pred else ()))
+        for key in keys:
+            g = gold.slots.get(key) if gold else None
+            p = pred.slots.get(key) if pred else None
+            path = f"{reference.path}.{key}" if reference.path else key
+            if key in self.uncounted:
+                continue
+            if g is not None and p is not None and self.agree(key, g, p):
+                result.add(path, "tp")
+            else:
+                result.add(path, "fn", g is not None)
+                result.add(path, "fp", p is not None)
+        child_keys = sorted(set(gold.children if gold else ())
+                            | set(pred.children if pred else ()))
+        for key in child_keys:
+            result.merge(self.align_lists(gold.children.get(key, []) if gold else [],
+                                          pred.children.get(key, []) if pred else []))
         return result
-    keys = sorted(set(gold.slots if gold else ()) | set(pred.slots if pred else ()))
-    for key in keys:
-        g = gold.slots.get(key) if gold else None
-        p = pred.slots.get(key) if pred else None
-        path = f"{reference.path}.{key}" if reference.path else key
-        if key in uncounted:
-            continue
-        if g is not None and p is not None and agree(key, g, p):
-            result.add(path, "tp")
-        else:
-            result.add(path, "fn", g is not None)
-            result.add(path, "fp", p is not None)
-    child_keys = sorted(set(gold.children if gold else ()) | set(pred.children if pred else ()))
-    for key in child_keys:
-        result.merge(align_lists(gold.children.get(key, []) if gold else [],
-                                 pred.children.get(key, []) if pred else [],
-                                 agree=agree, uncounted=uncounted))
-    return result
 
-
-def align_lists(gold: list[Node], pred: list[Node], *, agree: Agree = strict_agree,
-                uncounted: frozenset[str] = frozenset()) -> Alignment:
-    """Optimal one-to-one alignment of two record lists maximising matched slots."""
-    result = Alignment()
-    rule = {"agree": agree, "uncounted": uncounted}
-    if not gold or not pred:
-        for node in gold:
-            result.merge(align(node, None, **rule))
-        for node in pred:
-            result.merge(align(None, node, **rule))
+    def align_lists(self, gold: list[Node], pred: list[Node]) -> Alignment:
+        """Optimal one-to-one alignment of two record lists maximising matched slots."""
+        result = Alignment()
+        matched = self.matrix(gold, pred)
+        used_gold, used_pred = set(), set()
+        if gold and pred:
+            for i, j in zip(*best_pairs(matched), strict=True):
+                if matched[i, j] > 0:
+                    result.merge(self.align(gold[i], pred[j]))
+                    used_gold.add(i)
+                    used_pred.add(j)
+        for i, node in enumerate(gold):
+            if i not in used_gold:
+                result.merge(self.align(node, None))
+        for j, node in enumerate(pred):
+            if j not in used_pred:
+                result.merge(self.align(None, node))
         return result
-    matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
-                       dtype=float)
-    rows, cols = best_pairs(matched)
-    used_gold, used_pred = set(), set()
-    for i, j in zip(rows, cols, strict=True):
-        if matched[i, j] > 0:
-            result.merge(align(gold[i], pred[j], **rule))
-            used_gold.add(i)
-            used_pred.add(j)
-    for i, node in enumerate(gold):
-        if i not in used_gold:
-            result.merge(align(node, None, **rule))
-    for j, node in enumerate(pred):
-        if j not in used_pred:
-            result.merge(align(None, node, **rule))
-    return result
 
+    def matrix(self, gold: list[Node], pred: list[Node]) -> np.ndarray:
+        return np.array([[self.matched_slots(g, p) for p in pred] for g in gold], dtype=float)
 
-def matched_slots(gold: Node, pred: Node, *, agree: Agree = strict_agree) -> int:
-    """Agreeing slots of a pair under the best alignment of their children (the TP count)."""
-    own = sum(1 for key, g in gold.slots.items()
-              if g is not None and (p := pred.slots.get(key)) is not None and agree(key, g, p))
-    return own + sum(_best_total(kids, pred.children.get(key, []), agree)
-                     for key, kids in gold.children.items())
+    def matched_slots(self, gold: Node, pred: Node) -> int:
+        """Agreeing slots of a pair under the best alignment of their children (the TP
+        count)."""
+        key = (id(gold), id(pred))
+        if key not in self.matched:
+            own = sum(1 for k, g in gold.slots.items() if g is not None
+                      and (p := pred.slots.get(k)) is not None and self.agree(k, g, p))
+            self.matched[key] = own + sum(self.best_total(kids, pred.children.get(k, []))
+                                          for k, kids in gold.children.items())
+        return self.matched[key]
 
-
-def _best_total(gold: list[Node], pred: list[Node], agree: Agree) -> int:
-    if not gold or not pred:
-        return 0
-    matched = np.array([[matched_slots(g, p, agree=agree) for p in pred] for g in gold],
-                       dtype=float)
-    rows, cols = best_pairs(matched)
-    return int(matched[rows, cols].sum())
+    def best_total(self, gold: list[Node], pred: list[Node]) -> int:
+        if not gold or not pred:
+            return 0
+        matched = self.matrix(gold, pred)
+        rows, cols = best_pairs(matched)
+        return int(matched[rows, cols].sum())
 
 
 def best_pairs(matched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

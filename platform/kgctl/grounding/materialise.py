@@ -119,15 +119,15 @@ def materialise(store: GraphStore, matcher: Matcher, spec: GroundingSpec, papers
 
 def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
     local, target = NamedNode(decision.entity), NamedNode(decision.match.iri)
-    triples = list(store.triples(decision.paper))
     if mode == "sameas" or decision.match.method == "hydrate":
         link = Triple(local, HYDRATE_OF if decision.match.method == "hydrate" else OWL_SAME_AS,
                       target)
-        if link in triples:
+        # the entity's own links, not the paper's every triple: a paper is linked in one pass
+        if link in store.triples(decision.paper, subject=local, predicate=link.predicate):
             return False
         insert, delete = [link], []
     else:
-        delete = [t for t in triples if local in (t.subject, t.object)]
+        delete = [t for t in store.triples(decision.paper) if local in (t.subject, t.object)]
         if not delete:
             return False
         insert = [Triple(target if t.subject == local else t.subject, t.predicate,
