@@ -36,6 +36,9 @@ PAPER = "paper"
 PAGE_HEIGHT = 792
 LINE_STEP = 14
 TOP_MARGIN = 750
+# every extract run of the bundled pack starts its chemistry server (a Python and a Java
+# start); the runs of tests not about that server go without it
+NO_CHEMISTRY = ("--tool-server", "chemistry=off")
 
 
 def write_pdf(path: Path, pages: list[list[str]]) -> Path:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_helpers import FakeLLM, Reply, build_original, write_pdf
+from agent_helpers import NO_CHEMISTRY, FakeLLM, Reply, build_original, write_pdf
 from click.testing import CliRunner
 from grounding_helpers import build_small_reference, iri
 
@@ -70,7 +70,7 @@ def test_batch_extracts_in_parallel_and_resumes(tmp_path: Path, no_llm_env: None
         papers.append(str(path))
     store_dir, runs = tmp_path / "store", tmp_path / "runs"
     args = ["extract", *papers, "--store", str(store_dir), "--runs", str(runs), "--model", "m",
-            "--workers", "2", "--json"]
+            "--workers", "2", "--json", *NO_CHEMISTRY]
     with FakeLLM([], default=_synthesis_call) as fake:
         first = CliRunner().invoke(cli, [*args, "--base-url", fake.base_url])
     assert first.exit_code == 0, first.output
@@ -175,7 +175,7 @@ def test_a_model_that_calls_no_tool_ends_in_nothing_extracted(tmp_path: Path, ve
     store, runs = tmp_path / "store", tmp_path / "runs"
     args = [sys.executable, "-c", "from kgctl.cli import main; main()", "extract",
             str(DATA / "paragraph.md"), "--store", str(store), "--runs", str(runs),
-            "--model", "m", "--max-tokens", "300", *(["-v"] if verbose else [])]
+            "--model", "m", "--max-tokens", "300", *NO_CHEMISTRY, *(["-v"] if verbose else [])]
     with FakeLLM([], default=Reply(content="The paragraph describes a synthesis."),
                  context_window=100_000) as fake:
         done = subprocess.run([*args, "--base-url", fake.base_url], capture_output=True,

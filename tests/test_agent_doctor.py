@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_helpers import FakeLLM, Reply, free_port
+from agent_helpers import NO_CHEMISTRY, FakeLLM, Reply, free_port
 from click.testing import CliRunner
 
 from kgctl.cli import cli
@@ -74,6 +74,7 @@ def test_extract_shows_the_servers_reason(tmp_path: Path, reply: Reply, words: s
     with FakeLLM([], default=reply, context_window=100_000) as fake:
         result = CliRunner().invoke(cli, ["extract", str(DATA / "paragraph.md"), "--store",
                                           str(tmp_path / "s"), "--runs", str(tmp_path / "runs"),
-                                          "--base-url", fake.base_url, "--model", "m"])
+                                          "--base-url", fake.base_url, "--model", "m",
+                                          *NO_CHEMISTRY])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert words in result.output and fake.base_url in result.output and "'m'" in result.output

@@ -33,7 +33,7 @@ from typing import IO
 import anyio
 import click
 import pytest
-from agent_helpers import FakeLLM, any_tbox_model, free_port, write_pdf
+from agent_helpers import NO_CHEMISTRY, FakeLLM, any_tbox_model, free_port, write_pdf
 from click.testing import CliRunner
 from grounding_helpers import build_small_reference
 from mcp import Client, StdioServerParameters
@@ -192,7 +192,7 @@ def _make_template(tmp: Path, llm: FakeLLM) -> None:
         shutil.copy(tmp / "backup.trig", tmp / "graph.trig")
         shutil.copy(trace, tmp / "ic050460z.jsonl")
         # an extract run: kgctl-data/store and its run trace in kgctl-data/runs
-        _kgctl(["extract", f"papers/{PAPER}.pdf"], env=env)
+        _kgctl(["extract", f"papers/{PAPER}.pdf", *NO_CHEMISTRY], env=env)
     finally:
         os.chdir(old)
     query = "SELECT ?s ?label WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?label }"

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from agent_helpers import DATA, FakeLLM, Reply
+from agent_helpers import DATA, NO_CHEMISTRY, FakeLLM, Reply
 from click.testing import CliRunner
 
 from kgctl.cli import cli
@@ -65,7 +65,7 @@ def _extract(tmp_path: Path) -> tuple[Path, Path]:
     with FakeLLM([reply], default=Reply(content="done")) as fake:
         result = CliRunner().invoke(cli, ["extract", str(paper), "--store", str(store),
                                           "--runs", str(tmp_path / "runs"), "--model", "m",
-                                          "--base-url", fake.base_url, "--json"],
+                                          "--base-url", fake.base_url, "--json", *NO_CHEMISTRY],
                                     env={"OPENAI_API_KEY": "k"})
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["accepted"] == 3  # warnings go to stderr

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from agent_helpers import DATA, FakeLLM, Reply
+from agent_helpers import DATA, NO_CHEMISTRY, FakeLLM, Reply
 from click.testing import CliRunner
 from grounding_helpers import build_small_reference
 
@@ -165,7 +165,8 @@ def test_run_report_counts_turns_refusals_and_repairs(tmp_path: Path, no_llm_env
     with FakeLLM(script, default=Reply(content="done")) as fake:
         result = CliRunner().invoke(cli, [
             "extract", str(paper), "--store", str(store), "--runs", str(runs), "--model", "m",
-            "--base-url", fake.base_url, "--prices", str(prices)], env={"OPENAI_API_KEY": "k"})
+            "--base-url", fake.base_url, "--prices", str(prices), *NO_CHEMISTRY],
+            env={"OPENAI_API_KEY": "k"})
         requests = len(fake.requests)
     assert result.exit_code == 0, result.output
     written = json.loads((runs / "run-report.json").read_text(encoding="utf-8"))
