@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -50,6 +51,18 @@ def concat_bomb() -> str:
             f'BIND("{"x" * 64}" AS ?s0) {binds} }}')
 
 
+@contextmanager
+def listening_victim() -> Iterator[tuple[socket.socket, str]]:
+    """A socket the server must never connect to, and its host:port. On 127.0.0.2: a test
+    that connects to a port nothing listened on (a refused connection) may be given this
+    port's number on 127.0.0.1, and would be taken for the server."""
+    with socket.socket() as victim:
+        victim.bind(("127.0.0.2", 0))
+        victim.listen()
+        victim.settimeout(0.3)
+        yield victim, f"127.0.0.2:{victim.getsockname()[1]}"
+
+
 @pytest.fixture(scope="module")
 def store() -> Store:
     return sample_store()
@@ -83,11 +96,8 @@ def url(store: Store):
 ])
 def test_service_to_another_host_is_refused_without_contacting_it(url: str,
                                                                   template: str) -> None:
-    with socket.socket() as victim:
-        victim.bind(("127.0.0.1", 0))
-        victim.listen()
-        victim.settimeout(0.3)
-        target = f"http://127.0.0.1:{victim.getsockname()[1]}/sparql"
+    with listening_victim() as (victim, host):
+        target = f"http://{host}/sparql"
         response = httpx.get(f"{url}/query", params={"query": template.format(target=target)})
         assert response.status_code == 400 and "--allow-service" in response.text
         with pytest.raises(TimeoutError):
@@ -95,12 +105,9 @@ def test_service_to_another_host_is_refused_without_contacting_it(url: str,
 
 
 def test_load_to_another_host_is_refused_without_contacting_it(store: Store) -> None:
-    with socket.socket() as victim, \
+    with listening_victim() as (victim, host), \
             live_server(sample_store(), ServiceConfig(update_token="t")) as base:
-        victim.bind(("127.0.0.1", 0))
-        victim.listen()
-        victim.settimeout(0.3)
-        target = f"http://127.0.0.1:{victim.getsockname()[1]}/data.ttl"
+        target = f"http://{host}/data.ttl"
         for update in (f"LOAD <{target}>", f"PREFIX ex: <urn:x#> INSERT {{ ex:a\\# ex:p 1 }} "
                        f"WHERE {{}} ; LOAD SILENT <{target}> INTO GRAPH <urn:g>"):
             response = httpx.post(f"{base}/update", data={"update": update},
