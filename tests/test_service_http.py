@@ -906,3 +906,26 @@ def test_bodies_past_the_bound_cut_off_the_stalled_one_or_are_refused_and_count_
         assert room.bodies == 60
         await first.until(lambda: room.bodies == 0)
     uvloop.run(scenario())
+
+
+@pytest.mark.parametrize(("target", "host"), [
+    (b"http://evil.example/query?query=x", b"evil.example"),
+    (b"http://127.0.0.1:7878/query", b"127.0.0.1:7878"),
+    (b"http://user@[::1]:7878/query?x=1", b"user@[::1]:7878"),
+])
+def test_an_absolute_form_target_is_the_host_the_request_is_for(target: bytes, host: bytes
+                                                                ) -> None:
+    """RFC 9112 3.2.2: its authority replaces the Host header, which the guard then checks."""
+    async def scenario() -> None:
+        peer = Peer()
+        peer.send(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        await peer.until(lambda: peer.reads.requests)
+        head, _ = peer.reads.requests[0]
+        assert head.path == "/query" and [v for k, v in head.headers if k == b"host"] == [host]
+        peer.transport.close()
+        await peer.closed()
+    uvloop.run(scenario())
+
+
+def test_an_absolute_form_target_without_a_path_is_answered_400() -> None:
+    assert_refused_400(b"GET http://127.0.0.1?query=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

@@ -45,6 +45,8 @@ CASES = {  # name: (method, path, query parameters, extra headers, body, status)
                          415),
     "foreign host": ("GET", "/query", {"query": "ASK {}"}, [(b"host", b"evil.example")], b"",
                      400),
+    "two hosts": ("GET", "/query", {"query": "ASK {}"}, [HOST, (b"host", b"evil.example")],
+                  b"", 400),
 }
 
 

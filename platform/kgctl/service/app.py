@@ -200,14 +200,12 @@ def create_app(dataset: Dataset, config: ServiceConfig,
         return PlainTextResponse(f"error: {exc}\n", status_code=exc.status,
                                  headers=problem_headers(exc))
 
-    routes = [
-        Route("/", page), *graph_store_routes(service), Route("/papers", papers),
-        Route("/prefixes", prefixes), Route("/examples.json", examples),
-        Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
-            dataset, run_now, lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
-        Route("/healthz", health),
-        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
-    ]
+    routes = [Route("/", page), *graph_store_routes(service), Route("/papers", papers),
+              Route("/prefixes", prefixes), Route("/examples.json", examples),
+              Route("/papers/{paper}/evidence", evidence_route(  # the evidence view (HTML)
+                  dataset, run_now, lambda message: HttpProblem(HTTP_NOT_FOUND, message))),
+              Route("/healthz", health),
+              Mount("/static", StaticFiles(directory=STATIC_DIR), name="static")]
     # the SPARQL endpoints answer before the framework's routing: they are the hot path
     endpoints = {"/query": sparql(query_endpoint, QUERY_METHODS),
                  "/sparql": sparql(query_endpoint, QUERY_METHODS),

@@ -146,6 +146,9 @@ class Connection(HttpToolsProtocol):
         if self.parser.should_upgrade():  # before uvicorn would start the app on the head
             self._halt(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
         self.in_head, self.head_bytes = False, 0
+        if not self.url.startswith((b"/", b"*")):  # absolute-form: its authority is the Host
+            host = (b"host", self.url.partition(b"://")[2].split(b"/")[0].split(b"?")[0])
+            self.headers[:] = [*(h for h in self.headers if h[0] != b"host"), host]  # RFC 9112
         self.room.busy(self)
         self._unlimit()
         forward = self._forward()

@@ -146,8 +146,7 @@ def _query(dataset: Dataset, request: QueryRequest, limits: Limits) -> Reply:
 
 def _evaluate(dataset: Dataset, request: QueryRequest) -> QueryResult:
     try:
-        return dataset.query(request.query,
-                             default_graphs=[iri(g) for g in request.default_graphs],
+        return dataset.query(request.query, default_graphs=[iri(g) for g in request.default_graphs],
                              named_graphs=[iri(g) for g in request.named_graphs],
                              union=request.union, base_iri=request.base_iri, view=request.view)
     except SyntaxError as exc:
