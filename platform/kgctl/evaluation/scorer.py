@@ -152,9 +152,9 @@ class _Aligner:
     def align_lists(self, gold: list[Node], pred: list[Node]) -> Alignment:
         """Optimal one-to-one alignment of two record lists maximising matched slots."""
         result = Alignment()
-        matched = self.matrix(gold, pred)
         used_gold, used_pred = set(), set()
         if gold and pred:
+            matched = self.matrix(gold, pred)
             for i, j in zip(*best_pairs(matched), strict=True):
                 if matched[i, j] > 0:
                     result.merge(self.align(gold[i], pred[j]))
