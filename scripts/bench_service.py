@@ -52,7 +52,8 @@ CONNECTIONS = 50
 ROUNDS_ASK = 540
 ASK_CONNECTIONS = 9  # ASK {} is measured on this many fresh connection pairs in turn: where
 # the kernel runs a server's thread against the client's moves its latency by 2x
-ROUNDS_READOUT = 30  # per read-out query and server
+ROUNDS_READOUT = 90  # per read-out query and server: each of the 30 papers thrice (a median
+# of 30 moved by 0.3 between runs of the same code)
 THROUGHPUT_S = 3.0
 THROUGHPUT_REPEATS = 3  # rounds: every server in turn, each round's ratios paired
 RUNAWAYS = 24
