@@ -122,7 +122,8 @@ def _write(store: GraphStore, decision: Decision, *, mode: str) -> bool:
     if mode == "sameas" or decision.match.method == "hydrate":
         link = Triple(local, HYDRATE_OF if decision.match.method == "hydrate" else OWL_SAME_AS,
                       target)
-        # the entity's own links, not the paper's every triple: a paper is linked in one pass
+        # only the entity's own links are read (the paper's every triple, read per entity, made
+        # linking a paper quadratic)
         if link in store.triples(decision.paper, subject=local, predicate=link.predicate):
             return False
         insert, delete = [link], []

@@ -47,7 +47,7 @@ class HostGuard:
         """The answer to an HTTP request this server does not answer for, else None."""
         header, *more = [v for k, v in scope["headers"] if k == b"host"] or [None]
         if more or header is None and scope["http_version"] == "1.1":  # RFC 9112
-            return refusal(HTTP_BAD_REQUEST, "a request needs one Host header, and no two")
+            return refusal(HTTP_BAD_REQUEST, "one Host header is needed (HTTP/1.0: at most one)")
         if ANY not in self.allowed \
                 and host_name((header or b"").decode("latin-1")) not in self.allowed:
             return refusal(HTTP_BAD_REQUEST, "this server does not answer for that Host header "
