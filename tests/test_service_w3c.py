@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from service_helpers import STARTUP_S, free_port, live_server
+from store_helpers import OXIGRAPH
 from w3c_protocol import HOST, Request, Target, is_update, load_cases, run_case
 
 from kgctl.service.config import ServiceConfig
@@ -30,11 +30,8 @@ def kgctl(tmp_path_factory) -> Iterator[Target]:
 
 @pytest.fixture(scope="module")
 def oxigraph() -> Iterator[Target]:
-    binary = shutil.which("oxigraph")
-    if binary is None:
-        pytest.skip("the oxigraph server (PyPI `oxigraph`) is not installed")
-    port = free_port()
-    process = subprocess.Popen([binary, "serve", "--bind", f"127.0.0.1:{port}"],
+    port = free_port()  # the server is a dependency, installed beside this Python
+    process = subprocess.Popen([str(OXIGRAPH), "serve", "--bind", f"127.0.0.1:{port}"],
                                stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + STARTUP_S
