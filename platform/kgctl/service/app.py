@@ -235,8 +235,7 @@ def sparql(endpoint: Handler, methods: str) -> Handler:
     return handle
 
 
-def query_reader(dataset: Dataset, config: ServiceConfig
-                 ) -> Callable[[Head, bytes], Reply] | None:
+def query_reader(dataset: Dataset, config: ServiceConfig) -> Callable[[Head, bytes], Reply] | None:
     """What a query worker answers a read of /query or /sparql with: the app's answer
     without ASGI messages and coroutines (the hot path); None with CORS (the app's middleware
     answers every request then). What each of the PREPARED latest small requests asks is

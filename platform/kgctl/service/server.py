@@ -33,7 +33,8 @@ from kgctl.service.views import Checkpoints, Views
 from kgctl.service.workers import Workers
 
 VIEW_GRACE_S = 5.0  # a superseded view is kept this long past the query timeout
-LOCAL_PATHS = frozenset({"/healthz"})  # answered by the serving process itself
+# answered by the serving process (with /static/): no store read, a page loads with busy workers
+LOCAL_PATHS = frozenset({"/healthz", "/", "/prefixes", "/examples.json"})
 HELD_ANSWERS = 4  # read bodies, and answers not taken, hold at most this many --max-bytes
 
 
@@ -52,7 +53,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 class Reads:
     """The requests of the serving process that a query worker answers: all but those that
-    may change the store (and /healthz), which uvicorn runs on `local`, whose dataset writes
+    may change the store (and LOCAL_PATHS), which uvicorn runs on `local`, whose dataset writes
     through the writer process. A read is answered over a view holding every write made
     before it arrived; its deadline counts from then."""
 
@@ -63,8 +64,9 @@ class Reads:
         self.tasks: set[asyncio.Task] = set()  # the rare requests that wait in this process
 
     def takes(self, method: str, path: str, content_type: str | None) -> bool:
+        local = path in LOCAL_PATHS or path.startswith("/static/")
         # a form posted to /sparql may hold an update: `submit` reads it
-        return path not in LOCAL_PATHS and not needs_writer(method, path, content_type, b"")
+        return not local and not needs_writer(method, path, content_type, b"")
 
     def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
         deadline = asyncio.get_running_loop().time() + self.timeout_s

@@ -140,8 +140,7 @@ class Workers:
     server (it imports the service's code once), killed through a pidfd (never a reused
     pid). A new worker opens the view `published()` first."""
 
-    def __init__(self, views: Path, config: ServiceConfig, published: Callable[[], int]
-                 ) -> None:
+    def __init__(self, views: Path, config: ServiceConfig, published: Callable[[], int]) -> None:
         self.views, self.config, self.published = str(views), config, published
         # as many spares as seats: a burst of runaways has every seat's worker killed at once
         self.pool = Pool(config.workers, config.workers, config.timeout_s, cpu_s,
