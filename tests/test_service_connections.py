@@ -88,17 +88,45 @@ def test_pipelined_requests_are_answered_in_order(url: str) -> None:
      b"Transfer-Encoding: chunked\r\n\r\n6\r\nASK {}\r\n0\r\n\r\n", 400),
     (b"POST /update HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
      b"1\r\nx\r\n0\r\nX Y\r\n\r\n", 400),
+    *((b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query"
+       b"\r\n" + codings + b"\r\n\r\n6\r\nASK {}\r\n0\r\n\r\n", 501)
+      for codings in (b"Transfer-Encoding: gzip, chunked", b"Transfer-Encoding: identity,chunked",
+                      b"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked")),
 ], ids=["not-http", "two-lengths", "huge-head", "two-lengths-upload",
         *(f"chunk-size-{name}" for name in ("negative", "plus", "space", "0x", "two", "empty",
                                             "not-hex", "huge", "short", "0x10", "plus5",
                                             "30-digits")),
-        "length-and-chunked", "bad-trailer-on-a-write"])
+        "length-and-chunked", "bad-trailer-on-a-write", "gzip-chunked", "identity-chunked",
+        "gzip-header-then-chunked"])
 def test_malformed_requests_are_refused_and_the_server_goes_on(url: str, garbage: bytes,
                                                                status: int) -> None:
     with connect(url) as sock:
         sock.sendall(garbage)
         assert responses(sock, 1)[0][0] == status
     assert httpx.get(f"{url}/query", params={"query": ASK}).status_code == 200
+
+
+@pytest.mark.parametrize("first", [
+    request("GET", "/query?" + urlencode({"query": ASK})),  # answered by a worker
+    request("GET", "/healthz"),  # by the serving process
+], ids=["worker", "local"])
+@pytest.mark.parametrize("malformed, status", [
+    (b"NOT HTTP AT ALL\r\n\r\n", 400),
+    (b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"-6\r\nASK {}\r\n0\r\n\r\n", 400),
+    (request("POST", "/query", Content_Type="application/sparql-query",
+             Content_Length=str(10**9)), 413),
+    (b"POST /query HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+     501),
+], ids=["not-http", "bad-chunk", "too-large", "unknown-coding"])
+def test_a_refusal_comes_after_the_answers_owed_to_the_requests_before_it(
+        url: str, first: bytes, malformed: bytes, status: int) -> None:
+    """A client reads answers in the order it asked: a malformed request pipelined behind a
+    good one is refused after that one's answer, not in its place."""
+    with connect(url) as sock:
+        sock.sendall(first + first + malformed)
+        assert [s for s, _ in responses(sock, 3)] == [200, 200, status]
+        assert sock.recv(1) == b""  # then the connection ends
 
 
 def test_expect_100_continue_gets_its_interim_answer(url: str) -> None:

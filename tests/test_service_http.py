@@ -423,25 +423,33 @@ def test_a_request_with_trailers_answered_after_the_header_timeout_is_answered()
         "not-http", "http2-preface"])
 def test_smuggling_and_malformed_heads_are_answered_400_and_the_app_gets_nothing(head: bytes
                                                                                 ) -> None:
-    assert_refused_400(head)
+    assert_refused(head)
 
 
-def assert_refused_400(data: bytes) -> None:
-    """`data` is answered 400 and the connection closed; the app gets nothing of it."""
+def assert_refused(data: bytes, status: int = 400) -> None:
+    """`data` is answered `status` and the connection closed; the app gets nothing of it."""
     async def scenario() -> None:
         peer = Peer()
         peer.send(data)
         await peer.closed()
         await peer.settled()
-        assert peer.statuses() == [400] and peer.app_got_nothing()
+        assert peer.statuses() == [status] and peer.app_got_nothing()
     uvloop.run(scenario())
+
+
+@pytest.mark.parametrize("codings", [b"gzip, chunked", b"identity,chunked",
+                                     b"gzip\r\nTransfer-Encoding: chunked"], ids=repr)
+def test_a_coding_before_chunked_is_answered_501_and_the_app_gets_nothing(codings: bytes
+                                                                         ) -> None:
+    assert_refused(b"POST /q HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: " + codings
+                   + b"\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 501)
 
 
 @pytest.mark.parametrize("trailer", [b"X Y\r\n\r\n", b"X: a\x00b\r\n\r\n", b": v\r\n\r\n",
                                      b"X: y\r\n z\r\n\r\n"], ids=repr)
 def test_bad_trailers_are_answered_400_and_the_body_never_reaches_the_app(trailer: bytes
                                                                           ) -> None:
-    assert_refused_400(CHUNKED + b"6\r\nASK {}\r\n0\r\n" + trailer)
+    assert_refused(CHUNKED + b"6\r\nASK {}\r\n0\r\n" + trailer)
 
 
 @pytest.mark.parametrize("head", [
@@ -617,6 +625,30 @@ def test_pipelined_requests_are_answered_in_order(delay_s: float) -> None:
         assert peer.connection.timer is None
         peer.transport.close()
         await peer.closed()
+    uvloop.run(scenario())
+
+
+@pytest.mark.parametrize("path", [b"/b", b"/c"], ids=["app", "handed-on"])
+@pytest.mark.parametrize("later", [b"NOT HTTP\r\n\r\n", CHUNKED + b"-6\r\n",
+                                   b"POST /c HTTP/1.1\r\nHost: h\r\nContent-Length: 65\r\n\r\n"],
+                         ids=["garbage", "bad-chunk", "too-large"])
+def test_a_refusal_waits_for_the_answers_owed_before_it_and_takes_nothing_back(
+        path: bytes, later: bytes) -> None:
+    """Bytes refused on a connection while requests before them are still being answered
+    (a write, say): those are answered first, each as asked, then the refusal; the refused
+    request never runs."""
+    async def scenario() -> None:
+        peer = Peer()
+        peer.app.delay_s = 0.05
+        post = b"POST " + path + b" HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+        peer.send(post + post)
+        await peer.until(lambda: peer.app.requests or peer.reads.requests)
+        peer.send(later)
+        assert peer.statuses() == []  # nothing answered yet, the refusal least of all
+        await peer.closed()
+        assert peer.transport.responses()[:2] == [(200, path + b" abc")] * 2
+        assert peer.statuses()[2:] == [413 if b"65" in later else 400]
+        assert len(peer.app.requests) + len(peer.reads.requests) == 2
     uvloop.run(scenario())
 
 
@@ -928,4 +960,4 @@ def test_an_absolute_form_target_is_the_host_the_request_is_for(target: bytes, h
 
 
 def test_an_absolute_form_target_without_a_path_is_answered_400() -> None:
-    assert_refused_400(b"GET http://127.0.0.1?query=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert_refused(b"GET http://127.0.0.1?query=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

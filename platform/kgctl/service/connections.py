@@ -27,6 +27,7 @@ FULL_LINGER_S = 0.1  # the same for one refused for want of room that sent nothi
 HTTP_REQUEST_TIMEOUT = 408
 HTTP_TOO_LARGE = 413
 HTTP_HEAD_TOO_LARGE = 431
+HTTP_NOT_IMPLEMENTED = 501
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
@@ -92,6 +93,7 @@ class Connection(HttpToolsProtocol):
         self.outside = False  # refused for want of room (a newcomer, or one that gave way)
         self.brief = False  # its linger is short and ends at the first bytes it sends
         self.halted: tuple[int, str] | None = None  # the answer to a parse a callback ended
+        self.deferred: tuple[int, str] | None = None  # a refusal owed after earlier answers
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -111,7 +113,7 @@ class Connection(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self.refused:  # what a refused client still sends is dropped
+        if self.refused or self.deferred:  # what a refused client still sends is dropped
             if self.brief:
                 self.transport.close()
             return
@@ -145,6 +147,10 @@ class Connection(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         if self.parser.should_upgrade():  # before uvicorn would start the app on the head
             self._halt(HTTP_BAD_REQUEST, "protocol upgrades are not supported")
+        codings = b",".join(v for k, v in self.headers if k == b"transfer-encoding").lower()
+        *before, last = [c.strip() for c in codings.split(b",") if c.strip()] or [b""]
+        if last == b"chunked" and set(before) - {b"chunked"}:  # llhttp refuses the rest: 400
+            self._halt(HTTP_NOT_IMPLEMENTED, "no transfer coding but chunked is supported")
         self.in_head, self.head_bytes = False, 0
         if not self.url.startswith((b"/", b"*")):  # absolute-form: its authority is the Host
             host = (b"host", self.url.partition(b"://")[2].split(b"/")[0].split(b"?")[0])
@@ -154,10 +160,10 @@ class Connection(HttpToolsProtocol):
         forward = self._forward()
         if forward is None:
             return super().on_headers_complete()
-        earlier, self.cycle = self.cycle, forward
         length = next((v for k, v in self.headers if k == b"content-length"), b"0")
         if length.isdigit() and int(length) > self.reads.max_body:
-            return self.refuse(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} bytes")
+            self._halt(HTTP_TOO_LARGE, f"request body over {self.reads.max_body} bytes")
+        earlier, self.cycle = self.cycle, forward
         if earlier is None or earlier.response_complete:
             self.begin(forward)
         else:  # pipelined: uvicorn begins it once the one before it is answered
@@ -248,10 +254,12 @@ class Connection(HttpToolsProtocol):
             self._submit(forward)
 
     def on_response_complete(self) -> None:
-        self.served = True
-        if not self.pipeline:
+        self.served, last = True, not self.pipeline
+        if last:
             self.room.waits(self, self.loop.time())
         super().on_response_complete()
+        if last and self.deferred:
+            self.refuse(*self.deferred)
 
     def give_way(self) -> None:
         """Close for room: quietly when kept alive after a response and nothing of another
@@ -264,14 +272,21 @@ class Connection(HttpToolsProtocol):
                     "request in time")
 
     def refuse(self, status: int, message: str) -> None:
-        """Answer `status` (unless a response has begun) and close."""
+        """Answer `status` (unless a response has begun) and close, after the answers owed to
+        requests before the one refused (a client reads them in order)."""
         self._unlimit()
         if self.refused or self.transport.is_closing():
             return
-        if self.cycle is not None and not self.cycle.response_complete:
-            self.cycle.disconnected = True  # the app's receive() sees a disconnect, its
-            self.cycle.message_event.set()  # send() nothing more
-            if self.cycle.response_started:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            if self.pipeline or not cycle.more_body:  # one before it is owed its answer
+                if cycle.more_body:  # the refused one waits behind it: it never runs
+                    self.pipeline.popleft()
+                self.deferred = (status, message)
+                return
+            cycle.disconnected = True  # the app's receive() sees a disconnect, its
+            cycle.message_event.set()  # send() nothing more
+            if cycle.response_started:
                 return self.transport.close()
         self.transport.write(response(status, [*self.server_state.default_headers, (
             b"content-type", b"text/plain; charset=utf-8")], f"error: {message}\n".encode(),
