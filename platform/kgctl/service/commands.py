@@ -6,6 +6,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -74,11 +75,8 @@ SECONDS = click.FloatRange(min=0, min_open=True)
                    "traces through the extraction tools (as `kgctl demo` does).")
 @domain_option
 def command(store_path: Path, *, host: str, port: int, update_token: str | None,
-            timeout_s: float, max_rows: int, max_bytes: int, workers: int, long_queries: int,
-            worker_memory_mb: int, cors_origins: tuple[str, ...], allowed_hosts: tuple[str, ...],
-            allow_service: tuple[str, ...], header_timeout_s: float, body_timeout_s: float,
-            base_iri: str | None, union_default_graph: bool, seed: bool,
-            domain: str | None) -> None:
+            allowed_hosts: tuple[str, ...], union_default_graph: bool, seed: bool,
+            domain: str | None, **settings: Any) -> None:
     """Serve a store as a SPARQL 1.1 endpoint with a query page at /.
 
     Queries: /query (GET/POST); updates: /update with a bearer token; graphs: /store?graph=IRI
@@ -96,15 +94,10 @@ def command(store_path: Path, *, host: str, port: int, update_token: str | None,
 
         dataset.load(pack_quads(domain), replace=True)
     del dataset  # closed: the service's writer process owns the directory
-    config = ServiceConfig(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes,
-                           workers=workers, long_queries=long_queries,
-                           worker_memory_mb=worker_memory_mb,
-                           update_token=update_token or None, cors_origins=cors_origins,
-                           union_default=union_default_graph,
-                           allowed_hosts=(*LOOPBACK_NAMES, host.lower(), *allowed_hosts),
-                           allow_service=allow_service, header_timeout_s=header_timeout_s,
-                           body_timeout_s=body_timeout_s, base_iri=base_iri,
-                           examples=tuple(examples))
+    config = ServiceConfig(  # the other options are named as the settings they give
+        update_token=update_token or None, union_default=union_default_graph,
+        allowed_hosts=(*LOOPBACK_NAMES, host.lower(), *allowed_hosts), examples=tuple(examples),
+        **settings)
     listener = listen(host, port)
     bound_port = listener.getsockname()[1]
     click.echo(f"kgctl serve: http://{host}:{bound_port}/  (SPARQL at /query, updates "

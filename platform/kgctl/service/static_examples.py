@@ -14,24 +14,12 @@ from pathlib import Path
 from kgctl.errors import InputError
 from kgctl.packs import load_pack
 
-GENERIC = (
-    {"title": "Named graphs and their sizes",
-     "query": "SELECT ?graph (COUNT(*) AS ?triples) WHERE { GRAPH ?graph { ?s ?p ?o } }\n"
-              "GROUP BY ?graph ORDER BY DESC(?triples)"},
-    {"title": "Classes with the most instances",
-     "query": "SELECT ?class (COUNT(DISTINCT ?s) AS ?instances) WHERE {\n"
-              "  GRAPH ?g { ?s a ?class }\n} GROUP BY ?class ORDER BY DESC(?instances) LIMIT 50"},
-    {"title": "Properties most used",
-     "query": "SELECT ?property (COUNT(*) AS ?uses) WHERE { GRAPH ?g { ?s ?property ?o } }\n"
-              "GROUP BY ?property ORDER BY DESC(?uses) LIMIT 50"},
-)
+GENERIC = Path(__file__).with_name("generic_examples.json")  # for a pack without examples
 
 
 def load_examples(domain: str | Path | None = None) -> list[dict[str, str]]:
     """Each example of the pack (default: the default pack) as ``{"title", "query"}``."""
-    path = load_pack(domain).part("examples")
-    if path is None:
-        return [dict(e) for e in GENERIC]
+    path = load_pack(domain).part("examples") or GENERIC
     try:
         examples = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
