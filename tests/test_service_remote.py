@@ -87,6 +87,15 @@ def test_an_allowed_endpoint_passes(text: str, update: bool) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "PREFIX t: <http://127.0.0.1:9/> SELECT * { SERVICE t:sparql {} }",
+    "PREFIX : <T> SELECT * { SERVICE : {} }",
+    "PREFIX : <T> LOAD :"])
+def test_a_prefixed_endpoint_is_refused_with_the_form_that_passes(text: str) -> None:
+    with pytest.raises(HttpProblem, match="full IRIs"):
+        check_remote(text.replace("<T>", f"<{T}>"), (T,), update="LOAD" in text)
+
+
+@pytest.mark.parametrize("text", [
     "SELECT * { ?s <urn:p> \"SERVICE <http://a>\" } # SERVICE <http://b>",
     "PREFIX ex: <urn:x#> SELECT * { ?s ex:a\\# ?o } # SERVICE <http://b>",
     "SELECT * { ?s ?p \"caf\\u00e9\" }",

@@ -62,6 +62,9 @@ def _remote_nodes(tree) -> list[CompValue]:
 
 def _target(node: CompValue) -> str:
     term = node.get(_REMOTE[node.name])
+    if isinstance(term, CompValue):  # a prefixed name: compared as written, it would never match
+        raise HttpProblem(HTTP_BAD_REQUEST, "SERVICE and LOAD reach only endpoints allowed with "
+                          "--allow-service, written as full IRIs (<...>), not prefixed names")
     return f"?{term}" if isinstance(term, Variable) else str(term)
 
 
