@@ -176,6 +176,12 @@ def test_graph_store_writes_need_the_token_and_bad_data_writes_nothing(url: str,
     bad = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b",
                     headers={**turtle, **auth})
     assert bad.status_code == 400 and size(store) == len(sample_quads())
+    for media in ("image/png", "multipart/form-data; boundary=x"):  # the writer goes on
+        unsupported = httpx.request("PUT" if media == "image/png" else "POST", f"{url}/store",
+                                    params={"graph": graph}, content=b"--x\r\nContent-Type: "
+                                    b"image/png\r\n\r\nabc\r\n--x--\r\n",
+                                    headers={"Content-Type": media, **auth})
+        assert unsupported.status_code == 415, unsupported.text
     created = httpx.put(f"{url}/store", params={"graph": graph}, content=b"<urn:a> <urn:b> 1 .",
                         headers={**turtle, **auth})
     assert created.status_code == 201

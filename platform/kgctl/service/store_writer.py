@@ -184,10 +184,10 @@ def die_with(parent: int) -> None:
 def serve(channel: socket.socket, dataset) -> None:
     while (message := messages.receive(channel)) is not None:
         method, args, kwargs = message
-        if method == "put_graph":
-            args = (args[0], documents(*args[1]))
         call = partial(apply_update, dataset) if method == "update" else getattr(dataset, method)
         try:
+            if method == "put_graph":  # a bad Content-Type is the client's: 415, not a crash
+                args = (args[0], documents(*args[1]))
             reply = (True, call(*args, **kwargs))
         except Exception as exc:
             reply = (False, exc)
