@@ -31,6 +31,8 @@ no lost connection).
   slow_to_read
              authenticated writes that take seconds to read (an update read for SERVICE/LOAD,
              20 MB of multipart/form-data): the worst wait of /healthz asked meanwhile
+  forms      anonymous 1 MB forms to /sparql naming an update (empty fields, bad escapes):
+             their statuses, and the worst wait of /healthz asked meanwhile
 
 (A burst of runaway queries against the workers is measured by bench_service.py; the query
 pool's decisions by tests/test_service_pool.py.)
@@ -618,10 +620,43 @@ def slow_to_read(tmp: Path) -> dict:
         stop(process)
 
 
+def forms(tmp: Path, senders: int = 4, each: int = 5) -> dict:
+    """Anonymous clients post 1 MB forms to /sparql that name an update (a field named
+    "upd%61te", then 400,000 empty fields or 330,000 bad escapes), `each` in turn: their
+    statuses (401: no token) and how long /healthz, asked back to back meanwhile, waited at
+    worst (the serving process reads these: decoding one took it up to 0.9 s)."""
+    process, port = serve(tmp / "store")
+    base = f"http://127.0.0.1:{port}"
+    bodies = [b"upd%61te=CLEAR+ALL" + b"&a" * 400_000, b"upd%61te=CLEAR+ALL&x=" + b"%" * 990_000]
+    statuses: Counter = Counter()
+
+    def send(index: int) -> None:
+        with httpx.Client(timeout=120) as client:
+            for n in range(each):
+                statuses[client.post(f"{base}/sparql", content=bodies[(index + n) % 2], headers={
+                    "Content-Type": "application/x-www-form-urlencoded"}).status_code] += 1
+
+    try:
+        senders_ = [threading.Thread(target=send, args=(i,)) for i in range(senders)]
+        waits = []
+        with httpx.Client(timeout=120) as client:
+            for sender in senders_:
+                sender.start()
+            while any(sender.is_alive() for sender in senders_):
+                started = time.perf_counter()
+                client.get(f"{base}/healthz")
+                waits.append(time.perf_counter() - started)
+        return {"forms": senders * each, "statuses": dict(statuses), "reads": len(waits),
+                "worst_read_ms": round(max(waits) * 1000, 1),
+                "p50_read_ms": round(statistics.median(waits) * 1000, 2)}
+    finally:
+        stop(process)
+
+
 PARTS = {"chunks": chunks, "service": service, "upgrades": upgrades, "idle": idle, "large": large,
          "untaken": untaken, "bodies": bodies, "silent": silent,
          "stalled": partial(silent, first=b"GET /healthz HTTP/1.1\r\n"), "writes": writes,
-         "slow_to_read": slow_to_read}
+         "slow_to_read": slow_to_read, "forms": forms}
 
 
 def main() -> None:

@@ -93,6 +93,18 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return calls
 
 
+def test_a_form_holding_an_update_is_refused_for_its_token_before_it_is_decoded(
+        dataset: Dataset, asked: list[bytes]) -> None:
+    """The serving process answers it (kgctl.service.server.Reads): decoding a megabyte of
+    form took it up to 0.9 s, which anyone could make it spend."""
+    request = head("POST", "/sparql", {}, [(b"content-type", b"application/x-www-form-urlencoded")])
+    form = b"upd%61te=CLEAR+ALL" + b"&a" * 400_000
+    config = ServiceConfig(update_token="t")
+    assert through_the_app(dataset, config, request, form)[0] == 401 and asked == []
+    assert through_the_app(dataset, config, request._replace(headers=[
+        *request.headers, (b"authorization", b"Bearer x")]), form)[0] == 403 and asked == []
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_the_plain_path_answers_as_the_app(dataset: Dataset, case: str,
                                            asked: list[bytes]) -> None:

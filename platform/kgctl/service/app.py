@@ -54,7 +54,7 @@ from kgctl.service.federation import check_remote
 from kgctl.service.graph_store import graph_store_routes
 from kgctl.service.hosts import HostGuard, request_url
 from kgctl.service.negotiation import GRAPH_TYPES
-from kgctl.service.protocol import UpdateRequest, form_fields, parse_operation
+from kgctl.service.protocol import UpdateRequest, form_fields, needs_writer, parse_operation
 
 T = TypeVar("T")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -154,6 +154,8 @@ def create_app(dataset: Dataset, config: ServiceConfig,
 
     async def query_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         body = await service.body(scope, receive) if scope["method"] == "POST" else b""
+        if needs_writer(scope["method"], scope["path"], header(scope, b"content-type"), body):
+            service.authorise(scope)  # before the form is decoded (a megabyte: up to 0.9 s)
         operation = service.operation(scope, body)
         if isinstance(operation, UpdateRequest):
             return await answer_update(scope, send, operation)
@@ -210,9 +212,8 @@ def create_app(dataset: Dataset, config: ServiceConfig,
     endpoints = {"/query": sparql(query_endpoint, QUERY_METHODS),
                  "/sparql": sparql(query_endpoint, QUERY_METHODS),
                  "/update": sparql(update_endpoint, "POST")}
-    app: Handler = Front(endpoints, Starlette(routes=routes,
-                                              exception_handlers={HttpProblem: problem,
-                                                                  ClientDisconnect: gone}))
+    app: Handler = Front(endpoints, Starlette(routes=routes, exception_handlers={
+        HttpProblem: problem, ClientDisconnect: gone}))
     if config.cors_origins:
         app = CORSMiddleware(app, allow_origins=list(config.cors_origins),
                              allow_methods=["GET", "POST"],

@@ -172,9 +172,8 @@ def _fill(sink: Sink, limits: Limits, write) -> None:
         write()
     except (ResultTooLarge, OSError, ValueError) as exc:
         if sink.overflowed:
-            raise HttpProblem(HTTP_UNPROCESSABLE,
-                              f"result is larger than {limits.max_bytes} bytes (the server's "
-                              "limit); add LIMIT or narrow the query") from None
+            raise HttpProblem(HTTP_UNPROCESSABLE, f"result is larger than {limits.max_bytes} "
+                              "bytes (the server's limit); add LIMIT or narrow the query") from None
         if isinstance(exc, ResultTooLarge):
             raise
         raise HttpProblem(HTTP_BAD_REQUEST, f"query failed: {exc}") from None
@@ -208,9 +207,8 @@ def _too_many(limits: Limits, what: str) -> HttpProblem:
 
 
 def query_timeout(timeout_s: float) -> HttpProblem:
-    return HttpProblem(HTTP_UNAVAILABLE,
-                       f"query timed out after {timeout_s:g} s (the server's limit); "
-                       "narrow the query or add LIMIT")
+    return HttpProblem(HTTP_UNAVAILABLE, f"query timed out after {timeout_s:g} s (the server's "
+                       "limit); narrow the query or add LIMIT")
 
 
 def choose(request: QueryRequest | GraphRequest,

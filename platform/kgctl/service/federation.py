@@ -72,6 +72,5 @@ def check_remote(sparql: str, allowed: Collection[str], *, update: bool) -> None
     """400 unless every endpoint the request would contact is on the allow-list."""
     refused = [t for t in remote_targets(sparql, update=update) if t not in allowed]
     if refused:
-        raise HttpProblem(HTTP_BAD_REQUEST, f"this server does not contact {refused[0]} "
-                          "(SERVICE and LOAD reach only endpoints the server allows with "
-                          "--allow-service)")
+        raise HttpProblem(HTTP_BAD_REQUEST, f"this server does not contact {refused[0]} (SERVICE "
+                          "and LOAD reach only endpoints the server allows with --allow-service)")

@@ -7,8 +7,9 @@ Pure: it sees the method, the Content-Type, the URL parameters and the body, not
 ('ASK {}', ('urn:g',))
 >>> parse_operation("POST", "application/sparql-update", [], b"CLEAR ALL").update
 'CLEAR ALL'
->>> needs_writer("POST", "/sparql", FORM, b"update=CLEAR+ALL")
-True
+>>> needs_writer("POST", "/sparql", FORM, b"update=CLEAR+ALL"), needs_writer(
+...     "POST", "/sparql", FORM, b"a=1&upd%61te"), needs_writer("POST", "/sparql", FORM, b"xupdate")
+(True, True, False)
 >>> needs_writer("GET", "/store", None, b""), needs_writer("POST", "/query", FORM, b"query=ASK{}")
 (False, False)
 >>> form_fields("query=ASK+%7B%3Fs+%3D+%22%E2%82%AC%22%7D&x&=%zz")
@@ -21,6 +22,7 @@ kgctl.service.execution.HttpProblem: missing 'query' parameter: send ?query=... 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -32,6 +34,8 @@ HTTP_UNSUPPORTED_MEDIA = 415
 FORM = "application/x-www-form-urlencoded"
 DIRECT_QUERY = "application/sparql-query"
 DIRECT_UPDATE = "application/sparql-update"
+# a field named "update" (letters plain or %-escaped) after a "&": no decoding (0.9 s for 1 MB)
+UPDATE_FIELD = re.compile(rb"&(?:u|%75)(?:p|%70)(?:d|%64)(?:a|%61)(?:t|%74)(?:e|%65)(?:[=&]|\Z)")
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def needs_writer(method: str, path: str, content_type: str | None, body: bytes) 
         return True
     media = (content_type or "").split(";")[0].strip().lower()
     if media == FORM:
-        return any(key == "update" for key, _ in form_fields(body.decode("latin-1")))
+        return UPDATE_FIELD.search(b"&" + body) is not None
     return media == DIRECT_UPDATE
 
 
@@ -82,9 +86,8 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
         elif media == DIRECT_UPDATE:
             fields.append(("update", _text(body)))
         else:
-            raise HttpProblem(HTTP_UNSUPPORTED_MEDIA,
-                              f"unsupported Content-Type {content_type!r}; use {FORM}, "
-                              f"{DIRECT_QUERY} or {DIRECT_UPDATE}")
+            raise HttpProblem(HTTP_UNSUPPORTED_MEDIA, f"unsupported Content-Type {content_type!r}"
+                              f"; use {FORM}, {DIRECT_QUERY} or {DIRECT_UPDATE}")
     values: dict[str, list[str]] = {}
     for key, value in fields:
         values.setdefault(key, []).append(value)
