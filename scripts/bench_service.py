@@ -62,6 +62,7 @@ TIMEOUT_S = 2.0
 PROBE_EVERY_S = 0.1
 CPU_GRACE_S = 10.0
 STARTUP_S = 60.0
+IDLE_S = 5.0
 QUERIES = Path(__file__).resolve().parents[1] / "domains" / "mop30" / "readout"
 ACCEPT = "application/sparql-results+json, text/turtle;q=0.9"  # the page's examples include
 # CONSTRUCT queries
@@ -215,6 +216,17 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+async def idle_cpu(processes: dict[str, subprocess.Popen]) -> dict:
+    """CPU time (percent of one core) each server, its processes counted, uses with no client."""
+    def tree(pid: int) -> int:
+        return sum(cpu_ticks(p) for p in [pid, *descendants(pid)])
+
+    before = {name: tree(process.pid) for name, process in processes.items()}
+    await asyncio.sleep(IDLE_S)
+    return {name: round((tree(process.pid) - before[name]) / os.sysconf("SC_CLK_TCK")
+                        / IDLE_S * 100, 2) for name, process in processes.items()}
+
+
 async def runaways(port: int, server_pid: int) -> dict:
     probes: list[float] = []
     statuses: list[int] = []
@@ -366,6 +378,7 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
                   papers: list[str], tmp: Path) -> dict:
     readouts = readout_targets(papers)
     ask = [target("ASK {}")]
+    idle = await idle_cpu(processes)
     await single_client(ports, ask * 20)  # warm both servers up
     pairs = [await single_client(ports, ask * (ROUNDS_ASK // ASK_CONNECTIONS))
              for _ in range(ASK_CONNECTIONS)]
@@ -381,6 +394,7 @@ async def measure(ports: dict[str, int], processes: dict[str, subprocess.Popen],
     mixed = [t for targets in readouts.values() for t in targets]
     mixed += [target(e["query"]) for e in load_examples()]
     figures = {
+        "idle_cpu_percent_of_a_core": idle,
         "single_client_p50_ms": latency,
         "ask_throughput_50_connections": await compare_throughput(ports, ask),
         "mixed_readout_throughput_50_connections": await compare_throughput(ports, mixed),

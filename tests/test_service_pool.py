@@ -142,7 +142,8 @@ def test_a_worker_stopped_by_someone_else_is_killed_after_a_second_and_replaced(
 def test_randomized_rounds_keep_the_invariants():
     """10,000 random arrivals, CPU use, replies, crashes, freezes and ticks: every job is
     answered once, never run past its deadline nor on a worker that was stopped or killed;
-    seats, the long lane and the count of workers hold."""
+    seats, the long lane and the count of workers hold; the pool is pending while a job is
+    unanswered."""
     rng = random.Random(29)
     seats, spares, max_long = 3, 2, 2
     cpu: dict[str, float] = {}
@@ -217,6 +218,7 @@ def test_randomized_rounds_keep_the_invariants():
         assert len(pool.short) <= seats and len(pool.long) <= max_long
         assert len(pool.idle) + len(pool.short) + pool.starting == seats + spares
         assert pending == pool.starting
+        assert pool.pending() == (len(answered) < len(jobs))  # else the driver stops ticking
     assert len(answered) + len(running) + len(pool.waiting) == len(jobs)
     assert len(answered) > len(jobs) / 2 and len(gone) > 50
     assert seen == {Run, Stop, Spawn, Promote, Retire, Kill}

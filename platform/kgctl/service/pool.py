@@ -119,6 +119,11 @@ class Pool:
             self.idle.remove(worker)
         return ([Stop(worker, job, *CRASHED)] if job else []) + self._replace(now)
 
+    def pending(self) -> bool:
+        """Whether a query waits or runs (the driver ticks only then: an idle pool has no
+        deadline to keep)."""
+        return bool(self.waiting or self.short or self.long)
+
     def tick(self, now: float) -> list:
         actions = [Stop(None, job, HTTP_UNAVAILABLE, self.timed_out)
                    for job in self.waiting if now >= job.deadline]

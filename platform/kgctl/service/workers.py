@@ -30,8 +30,8 @@ from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
 from kgctl.service.pool import FROZEN_CHECK_S, Job, Kill, Pool, Promote, Retire, Run, Spawn, Stop
 
-TICK_S = 0.01
-STALE_S = 2.0  # /healthz fails once a watchdog step has not succeeded for this long
+TICK_S = 0.01  # while a query waits or runs
+STALE_S = 2.0  # /healthz fails once a watchdog step has failed for this long
 START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
 HTTP_SERVER_ERROR = 500
@@ -149,21 +149,21 @@ class Workers:
         self.context.set_forkserver_preload(["kgctl.service.app", __name__])
         self.starter = ThreadPoolExecutor(1)  # starts and joins processes, one at a time
         self.workers: set[Worker] = set()
-        self.succeeded: dict[str, float] = {}
+        self.failing: dict[str, float] = {}  # a watchdog step -> when it began to fail
+        self.ticking: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task] = set()
         self._closing = False
 
     async def start(self) -> None:
         """Start the workers and the spares; return once they are all ready."""
         await asyncio.gather(*(self._spawn() for _ in self.pool.start()))
-        now = asyncio.get_running_loop().time()
-        self.succeeded = {"tick": now, "check": now}  # the watchdog's steps: last success
         self._task(self._watch())
 
     def healthy(self) -> bool:
-        """Whether every step of the watchdog succeeded lately (else deadlines, or frozen
+        """Whether no step of the watchdog has failed for STALE_S (else deadlines, or frozen
         workers, would go unenforced)."""
-        return asyncio.get_running_loop().time() - min(self.succeeded.values()) < STALE_S
+        now = asyncio.get_running_loop().time()
+        return all(now - since < STALE_S for since in self.failing.values())
 
     def submit(self, head: Head, body: bytes, generation: int, deadline: float,
                answered: Callable[[Reply], None]) -> None:
@@ -171,10 +171,15 @@ class Workers:
         `deadline` (loop time): `answered` is called with it."""
         # a plain tuple: pickling a NamedTuple runs Python code for each one
         job = Job(deadline, (frame((generation, tuple(head), body)), answered))
-        self._do(self.pool.submit(job, asyncio.get_running_loop().time()))
+        loop = asyncio.get_running_loop()
+        self._do(self.pool.submit(job, loop.time()))
+        if self.ticking is None:
+            self.ticking = loop.call_later(TICK_S, self._tick)
 
     async def close(self) -> None:
         self._closing = True
+        if self.ticking is not None:
+            self.ticking.cancel()
         for task in self._tasks:
             task.cancel()
         workers = list(self.workers)
@@ -204,26 +209,29 @@ class Workers:
         os.close(worker.pidfd)
         self._task(self._join(worker))
 
+    def _tick(self) -> None:
+        """Keep the deadlines, every TICK_S from a submitted query until none waits or runs
+        (an idle service does not wake)."""
+        self._step(self.pool.tick)
+        self.ticking = asyncio.get_running_loop().call_later(TICK_S, self._tick) \
+            if self.pool.pending() and not self._closing else None
+
     async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        checked = loop.time()
-        while True:
-            await asyncio.sleep(TICK_S)
-            self._step(self.pool.tick)
-            if loop.time() - checked >= FROZEN_CHECK_S:
-                checked = loop.time()
-                self._step(self.pool.check)
+        while True:  # workers stopped by someone else are looked for even when idle
+            await asyncio.sleep(FROZEN_CHECK_S)
+            self._step(self.pool.check)
 
     def _step(self, decide) -> None:
         """Carry out `decide(now)`; a fault of ours is logged, the other step goes on, and
-        /healthz fails once the step has not succeeded for STALE_S."""
+        /healthz fails once the step has failed for STALE_S."""
         now = asyncio.get_running_loop().time()
         try:
             self._do(decide(now))
         except Exception:
             traceback.print_exc(file=sys.stderr)
+            self.failing.setdefault(decide.__name__, now)
         else:
-            self.succeeded[decide.__name__] = now
+            self.failing.pop(decide.__name__, None)
 
     def _do(self, actions: list) -> None:
         for action in actions:
