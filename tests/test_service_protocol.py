@@ -126,7 +126,11 @@ def test_dataset_selection(url: str, store: Store) -> None:
     one = len(list(store.query(SELECT_DEFAULT, default_graph=NamedNode(PAPER_GRAPH))))
     assert count() == 0  # the store's default graph is empty
     assert count(**{"union-default-graph": "true"}) == total > one >= 1
+    assert count(**{"union-default-graph": "false"}) == 0
     assert count(**{"default-graph-uri": PAPER_GRAPH}) == one
+    maybe = httpx.get(f"{url}/query", params={"query": SELECT_DEFAULT,
+                                              "union-default-graph": "maybe"})
+    assert maybe.status_code == 400 and "true or false, not 'maybe'" in maybe.text
     named = httpx.get(f"{url}/query", params={
         "query": "SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }", "named-graph-uri": PAPER_GRAPH})
     assert [b["g"]["value"] for b in named.json()["results"]["bindings"]] == [PAPER_GRAPH]

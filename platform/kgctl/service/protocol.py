@@ -124,8 +124,23 @@ def _single(values: list[str], name: str) -> str:
     return values[0]
 
 
+_FLAGS = {"": True, "true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
 def _flag(values: list[str]) -> bool:
-    return any(v.strip().lower() in ("", "true", "1", "yes") for v in values)
+    """A flag's values: any true sets it; one neither true nor false is refused (400).
+
+    >>> _flag([]), _flag([""]), _flag(["False", "yes"])
+    (False, True, True)
+    >>> _flag(["maybe"])
+    Traceback (most recent call last):
+    kgctl.service.execution.HttpProblem: union-default-graph is true or false, not 'maybe'
+    """
+    flags = [_FLAGS.get(v.strip().lower()) for v in values]
+    if None in flags:
+        wrong = values[flags.index(None)]
+        raise HttpProblem(HTTP_BAD_REQUEST, f"union-default-graph is true or false, not {wrong!r}")
+    return any(flags)
 
 
 def _text(body: bytes) -> str:
