@@ -105,6 +105,13 @@ async def send_reply(send: Send, whole: Reply) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def keep(tasks: set[asyncio.Task], coroutine) -> None:
+    """Run `coroutine` as a task that `tasks` holds until it ends (the loop holds it weakly)."""
+    task = asyncio.ensure_future(coroutine)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
 class Front:
     """ASGI app: HTTP requests to a path in `direct` go to its handler, everything else (other
     paths, lifespan) to `rest`."""

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from kgctl.service.asgi import Head, Reply
+from kgctl.service.asgi import Head, Reply, keep
 from kgctl.service.execution import HTTP_BAD_REQUEST, HTTP_UNAVAILABLE
 from kgctl.service.room import Room
 
@@ -217,9 +217,7 @@ class Connection(HttpToolsProtocol):
         if self.flow.write_paused:  # a slow reader: the next request waits for it to drain
             for other in self.room.holds(self, self.transport.get_write_buffer_size()):
                 other.transport.abort()  # what it held is freed at once
-            task = self.loop.create_task(self._drained())
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            keep(self.tasks, self._drained())
         else:
             self.on_response_complete()
 

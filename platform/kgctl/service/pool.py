@@ -120,8 +120,7 @@ class Pool:
         return ([Stop(worker, job, *CRASHED)] if job else []) + self._replace(now)
 
     def pending(self) -> bool:
-        """Whether a query waits or runs (the driver ticks only then: an idle pool has no
-        deadline to keep)."""
+        """Whether a query waits or runs (the driver ticks only then)."""
         return bool(self.waiting or self.short or self.long)
 
     def tick(self, now: float) -> list:

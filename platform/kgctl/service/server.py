@@ -21,7 +21,7 @@ import uvloop
 
 from kgctl.errors import InputError, StoreError
 from kgctl.service.app import HTTP_SERVER_ERROR, MAX_BODY_BYTES, create_app
-from kgctl.service.asgi import Gathered, Handler, Head, Reply, header, refusal
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, header, keep, refusal
 from kgctl.service.config import ServiceConfig
 from kgctl.service.connections import Connection
 from kgctl.service.execution import HTTP_UNAVAILABLE, query_timeout
@@ -71,10 +71,10 @@ class Reads:
     def submit(self, head: Head, body: bytes, answered: Callable[[Reply], None]) -> None:
         deadline = asyncio.get_running_loop().time() + self.timeout_s
         if body and needs_writer(head.method, head.path, header(head, b"content-type"), body):
-            return self._wait(self._write(head, body, answered))
+            return keep(self.tasks, self._write(head, body, answered))
         generation = self.checkpoints.published
         if generation < self.checkpoints.written:  # a write this request must see
-            return self._wait(self._fresh(head, body, deadline, answered))
+            return keep(self.tasks, self._fresh(head, body, deadline, answered))
         self.workers.submit(head, body, generation, deadline, answered)
 
     async def _fresh(self, head: Head, body: bytes, deadline: float,
@@ -93,11 +93,6 @@ class Reads:
         except Exception:  # a fault of ours: logged, the client gets a 500
             traceback.print_exc(file=sys.stderr)
         answered(gathered.reply() or refusal(HTTP_SERVER_ERROR, "internal server error"))
-
-    def _wait(self, coroutine) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
 
 
 async def cut_off(tasks: set[asyncio.Task]) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pyoxigraph import Store
 
-from kgctl.service.asgi import Gathered, Handler, Head, Reply, refusal
+from kgctl.service.asgi import Gathered, Handler, Head, Reply, keep, refusal
 from kgctl.service.config import ServiceConfig
 from kgctl.service.hosts import HostGuard
 from kgctl.service.messages import SIZE, frame, send
@@ -103,10 +103,6 @@ class Channel(asyncio.Protocol):
 
     def __init__(self, workers: Workers, worker: Worker) -> None:
         self.workers, self.worker, self.buffer = workers, worker, bytearray()
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -130,7 +126,7 @@ class Channel(asyncio.Protocol):
 class Worker:
     process: multiprocessing.process.BaseProcess
     pidfd: int
-    channel: Channel | None = None
+    channel: asyncio.Transport | None = None  # to the worker
     job: Job | None = None
     ready: bool = False
 
@@ -157,11 +153,10 @@ class Workers:
     async def start(self) -> None:
         """Start the workers and the spares; return once they are all ready."""
         await asyncio.gather(*(self._spawn() for _ in self.pool.start()))
-        self._task(self._watch())
+        keep(self._tasks, self._watch())
 
     def healthy(self) -> bool:
-        """Whether no step of the watchdog has failed for STALE_S (else deadlines, or frozen
-        workers, would go unenforced)."""
+        """Whether no watchdog step has failed for STALE_S (deadlines, frozen workers unkept)."""
         now = asyncio.get_running_loop().time()
         return all(now - since < STALE_S for since in self.failing.values())
 
@@ -207,11 +202,10 @@ class Workers:
         if worker.ready:
             self._do(self.pool.ended(worker, asyncio.get_running_loop().time()))
         os.close(worker.pidfd)
-        self._task(self._join(worker))
+        keep(self._tasks, self._join(worker))
 
     def _tick(self) -> None:
-        """Keep the deadlines, every TICK_S from a submitted query until none waits or runs
-        (an idle service does not wake)."""
+        """Keep the deadlines, every TICK_S until no query waits or runs (idle, none wakes)."""
         self._step(self.pool.tick)
         self.ticking = asyncio.get_running_loop().call_later(TICK_S, self._tick) \
             if self.pool.pending() and not self._closing else None
@@ -237,7 +231,7 @@ class Workers:
         for action in actions:
             if isinstance(action, Run):
                 action.worker.job = action.job
-                action.worker.channel.transport.write(action.job.task[0])
+                action.worker.channel.write(action.job.task[0])
             elif isinstance(action, Stop):
                 if action.worker is not None:
                     action.worker.job = None
@@ -245,7 +239,7 @@ class Workers:
                 action.job.task[1](refusal(action.status, action.message))
             elif isinstance(action, Spawn):
                 if not self._closing:
-                    self._task(self._spawn())
+                    keep(self._tasks, self._spawn())
             elif isinstance(action, Promote):
                 with suppress(ProcessLookupError):
                     os.setpriority(os.PRIO_PROCESS, action.worker.process.pid, 10)
@@ -253,7 +247,7 @@ class Workers:
                 self._kill(action.worker)
             else:
                 assert isinstance(action, Retire)
-                action.worker.channel.transport.close()
+                action.worker.channel.close()
 
     async def _spawn(self) -> None:
         loop = asyncio.get_running_loop()
@@ -273,7 +267,7 @@ class Workers:
         worker = Worker(process, os.pidfd_open(process.pid))
         self.workers.add(worker)
         ours.setblocking(False)
-        _, worker.channel = await loop.create_unix_connection(
+        worker.channel, _ = await loop.create_unix_connection(
             lambda: Channel(self, worker), sock=ours)
         if self._closing:
             self._kill(worker)
@@ -290,11 +284,6 @@ class Workers:
     def _kill(self, worker: Worker) -> None:
         with suppress(ProcessLookupError, OSError):  # it may have ended meanwhile
             signal.pidfd_send_signal(worker.pidfd, signal.SIGKILL)
-
-    def _task(self, coroutine) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def _stopped(self, worker: Worker) -> bool:
         try:
