@@ -34,6 +34,7 @@ HTTP_UNSUPPORTED_MEDIA = 415
 FORM = "application/x-www-form-urlencoded"
 DIRECT_QUERY = "application/sparql-query"
 DIRECT_UPDATE = "application/sparql-update"
+FLAGS = {"true": True, "1": True, "yes": True, "": True, "false": False, "0": False, "no": False}
 # a field named "update" (letters plain or %-escaped) after a "&": no decoding (0.9 s for 1 MB)
 UPDATE_FIELD = re.compile(rb"&(?:u|%75)(?:p|%70)(?:d|%64)(?:a|%61)(?:t|%74)(?:e|%65)(?:[=&]|\Z)")
 
@@ -104,14 +105,15 @@ def parse_operation(method: str, content_type: str | None, params: Params, body:
         raise HttpProblem(HTTP_BAD_REQUEST, "missing 'query' parameter: send ?query=... (GET), "
                           f"a form with query=... (POST) or a body of type {DIRECT_QUERY}")
     formats, views = values.get("format", []), values.get("view", [])
-    bad = [v for v in views if v not in VIEWS]
-    if bad:
-        raise HttpProblem(HTTP_BAD_REQUEST, f"unknown view {bad[0]!r}: choose "
-                          f"{' or '.join(VIEWS)}")
+    unions = [v.strip().lower() for v in values.get("union-default-graph", [])]
+    for name, given, allowed in (("view", views, VIEWS), ("union-default-graph", unions, FLAGS)):
+        if wrong := [v for v in given if v not in allowed]:
+            raise HttpProblem(HTTP_BAD_REQUEST, f"unknown {name} {wrong[0]!r}: choose "
+                              f"{' or '.join(filter(None, allowed))}")
     return QueryRequest(
         query=_single(queries, "query"), default_graphs=tuple(values.get("default-graph-uri", ())),
         named_graphs=tuple(values.get("named-graph-uri", ())),
-        union=union or _flag(values.get("union-default-graph", [])), base_iri=base_iri,
+        union=union or any(FLAGS[v] for v in unions), base_iri=base_iri,
         accept=accept, format=formats[-1] if formats else None,
         view=views[-1] if views else DEFAULT_VIEW)
 
@@ -122,25 +124,6 @@ def _single(values: list[str], name: str) -> str:
     if not values[0].strip():
         raise HttpProblem(HTTP_BAD_REQUEST, f"empty '{name}'")
     return values[0]
-
-
-_FLAGS = {"": True, "true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-
-
-def _flag(values: list[str]) -> bool:
-    """A flag's values: any true sets it; one neither true nor false is refused (400).
-
-    >>> _flag([]), _flag([""]), _flag(["False", "yes"])
-    (False, True, True)
-    >>> _flag(["maybe"])
-    Traceback (most recent call last):
-    kgctl.service.execution.HttpProblem: union-default-graph is true or false, not 'maybe'
-    """
-    flags = [_FLAGS.get(v.strip().lower()) for v in values]
-    if None in flags:
-        wrong = values[flags.index(None)]
-        raise HttpProblem(HTTP_BAD_REQUEST, f"union-default-graph is true or false, not {wrong!r}")
-    return any(flags)
 
 
 def _text(body: bytes) -> str:
