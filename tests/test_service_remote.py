@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import random
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from pyoxigraph import Store
 
@@ -102,6 +108,84 @@ def test_a_prefixed_endpoint_is_refused_with_the_form_that_passes(text: str) -> 
 ])
 def test_words_in_strings_comments_and_plain_escapes_are_inert(text: str) -> None:
     check_remote(text, (), update=False)
+
+
+# lexically tricky pieces, for generated queries: strings of every quoting holding escapes,
+# quotes, comment and IRI marks; escaped local names; comments ended by CR or LF; \u escapes
+PIECES = ["'", '"', "#", "<", ">", "{", "}", " ", "a", "\\\"", "\\'", "\\\\", "\\n", "\\r",
+          "\\u0041", "\\u00e9", "\\u0020", "\\u007B", "\\u007D", "\u2028", "\u00a0",
+          "SERVICE <T> { ?a ?b ?c }"]
+LOCAL_NAMES = ["a\\#", "a\\'", "\\#a", "a\\.b", "a%23", "a\\-", "a\\~", "\\$a", "a\\,", "a\\;",
+               "a\\/", "a\\?", "a\\@", "a\\(", "\\_a", "a"]
+QUOTES = ["'", '"', "'" * 3, '"' * 3]
+GENERATED = 200
+
+
+def generated_query(rng: random.Random, target: str) -> str:
+    """One query with a SERVICE to `target` among tricky terms and comments."""
+    def text(quote: str) -> str:
+        pieces = [p for p in PIECES + ["'", '"', "\n"] * (len(quote) == 3) if p != quote]
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+
+    def term() -> str:
+        kind = rng.randrange(len(QUOTES) + 3)
+        if kind < len(QUOTES):
+            return QUOTES[kind] + text(QUOTES[kind]) + QUOTES[kind]
+        return ["ex:" + rng.choice(LOCAL_NAMES), "<urn:a#b>", "?x"][kind - len(QUOTES)]
+
+    def gap() -> str:
+        return rng.choice([" ", "\n", "\t", "\r", "#" + text("") + rng.choice(["\n", "\r"])])
+
+    keyword = rng.choice(["SERVICE", "service", "\\u0053ERVICE", "SERVIC\\u0045"])
+    parts = [rng.choice([f"OPTIONAL {{ ?s ?p {term()} }}", f"?s ?p {term()} .",
+                         f"BIND({term()} AS ?v{n})"]) for n in range(rng.randint(1, 4))]
+    parts.insert(rng.randint(0, len(parts)), f"{keyword}{gap()}<{target}>{gap()}{{ ?s ?p ?o }}")
+    query = f"PREFIX ex: <urn:x#>{gap()}SELECT * {{{gap()}" + gap().join(parts) + f"{gap()}}}"
+    return query.replace("<T>", f"<{target}>")
+
+
+@contextmanager
+def listening() -> Iterator[tuple[str, list[int]]]:
+    """An endpoint URL and the count of connections made to it (each closed at once)."""
+    made = [0]
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def accept() -> None:
+            while True:
+                try:
+                    listener.accept()[0].close()
+                except OSError:  # closed: the test is over
+                    return
+                made[0] += 1
+
+        threading.Thread(target=accept, daemon=True).start()
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/sparql", made
+        listener.shutdown(socket.SHUT_RDWR)
+
+
+def test_no_generated_query_that_passes_the_check_makes_pyoxigraph_call_out() -> None:
+    """Differential: of GENERATED seeded queries, each holding one SERVICE, every one the
+    check lets through is run by pyoxigraph, which must not contact the endpoint; the check
+    names the endpoint of most."""
+    rng, store, seen = random.Random(29), Store(), {"passed": 0, "found": 0, "unread": 0}
+    with listening() as (target, made):
+        for _ in range(GENERATED):
+            query = generated_query(rng, target)
+            try:
+                check_remote(query, (), update=False)
+            except HttpProblem as refused:
+                seen["unread" if "could not be read" in str(refused) else "found"] += 1
+                continue
+            seen["passed"] += 1
+            before = made[0]
+            try:
+                list(store.query(query))
+            except (SyntaxError, OSError, RuntimeError):
+                pass
+            assert made[0] == before, query
+    assert seen["found"] > GENERATED / 2, seen
 
 
 def run(update: str) -> set[str]:
