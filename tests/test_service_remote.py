@@ -1,5 +1,6 @@
 """SERVICE / LOAD targets and the protocol's update dataset, found by rdflib's SPARQL grammar
-(in process; test_service_limits.py sends such requests to a server that must not call out)."""
+(in process, and held to what pyoxigraph calls on generated queries; test_service_limits.py
+sends such requests to a server that must not call out)."""
 
 from __future__ import annotations
 
