@@ -122,8 +122,9 @@ QUOTES = ["'", '"', "'" * 3, '"' * 3]
 GENERATED = 200
 
 
-def generated_query(rng: random.Random, target: str) -> str:
-    """One query with a SERVICE to `target` among tricky terms and comments."""
+def generated_text(rng: random.Random, target: str, *, update: bool) -> str:
+    """One query (or update) with a SERVICE (or a LOAD) to `target` among tricky terms and
+    comments."""
     def text(quote: str) -> str:
         pieces = [p for p in PIECES + ["'", '"', "\n"] * (len(quote) == 3) if p != quote]
         return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
@@ -141,8 +142,12 @@ def generated_query(rng: random.Random, target: str) -> str:
     parts = [rng.choice([f"OPTIONAL {{ ?s ?p {term()} }}", f"?s ?p {term()} .",
                          f"BIND({term()} AS ?v{n})"]) for n in range(rng.randint(1, 4))]
     parts.insert(rng.randint(0, len(parts)), f"{keyword}{gap()}<{target}>{gap()}{{ ?s ?p ?o }}")
-    query = f"PREFIX ex: <urn:x#>{gap()}SELECT * {{{gap()}" + gap().join(parts) + f"{gap()}}}"
-    return query.replace("<T>", f"<{target}>")
+    where = f"{{{gap()}" + gap().join(parts) + f"{gap()}}}"
+    load = rng.choice(["LOAD", "load", "\\u004cOAD"])
+    body = rng.choice([f"INSERT {{ ?s ?p ?o }} WHERE {where}",
+                       f"INSERT DATA {{ <urn:a> <urn:b> {term()} }} ;{gap()}{load}{gap()}"
+                       f"<{target}>"]) if update else f"SELECT * {where}"
+    return f"PREFIX ex: <urn:x#>{gap()}{body}".replace("<T>", f"<{target}>")
 
 
 @contextmanager
@@ -166,26 +171,28 @@ def listening() -> Iterator[tuple[str, list[int]]]:
         listener.shutdown(socket.SHUT_RDWR)
 
 
-def test_no_generated_query_that_passes_the_check_makes_pyoxigraph_call_out() -> None:
-    """Differential: of GENERATED seeded queries, each holding one SERVICE, every one the
-    check lets through is run by pyoxigraph, which must not contact the endpoint; the check
-    names the endpoint of most."""
+@pytest.mark.parametrize("update", [False, True])
+def test_no_generated_request_that_passes_the_check_makes_pyoxigraph_call_out(
+        update: bool) -> None:
+    """Differential: of GENERATED seeded queries (or updates), each holding one SERVICE (or
+    LOAD), every one the check lets through is run by pyoxigraph, which must not contact the
+    endpoint; the check names the endpoint of most."""
     rng, store, seen = random.Random(29), Store(), {"passed": 0, "found": 0, "unread": 0}
     with listening() as (target, made):
         for _ in range(GENERATED):
-            query = generated_query(rng, target)
+            text = generated_text(rng, target, update=update)
             try:
-                check_remote(query, (), update=False)
+                check_remote(text, (), update=update)
             except HttpProblem as refused:
                 seen["unread" if "could not be read" in str(refused) else "found"] += 1
                 continue
             seen["passed"] += 1
             before = made[0]
             try:
-                list(store.query(query))
+                store.update(text) if update else list(store.query(text))
             except (SyntaxError, OSError, RuntimeError):
                 pass
-            assert made[0] == before, query
+            assert made[0] == before, text
     assert seen["found"] > GENERATED / 2, seen
 
 
