@@ -87,8 +87,15 @@ def test_every_form_of_load_and_service_in_updates_is_refused_unless_allowed(
     assert refused.value.status == 400
 
 
-@pytest.mark.parametrize("text, update", [(QUERIES[0], False), (QUERIES[3], False),
-                                          (UPDATES[1], True)])
+RDFS = "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+
+
+@pytest.mark.parametrize("text, update", [
+    (QUERIES[0], False), (QUERIES[3], False), (UPDATES[1], True),
+    # a "#" before the SERVICE on its line (rdflib's own SERVICE node could not read these)
+    (RDFS + "SELECT * { SERVICE <T> { ?s rdfs:label ?l } }", False),
+    ("SELECT * { ?s ?p '#1' . SERVICE <T> { ?s ?p ?o } }", False),
+    (RDFS + "INSERT { ?s ?p ?o } WHERE { SERVICE <T> { ?s rdfs:label ?o } }", True)])
 def test_an_allowed_endpoint_passes(text: str, update: bool) -> None:
     check_remote(text.replace("<T>", f"<{T}>"), (T,), update=update)
 
@@ -176,7 +183,7 @@ def test_no_generated_request_that_passes_the_check_makes_pyoxigraph_call_out(
         update: bool) -> None:
     """Differential: of GENERATED seeded queries (or updates), each holding one SERVICE (or
     LOAD), every one the check lets through is run by pyoxigraph, which must not contact the
-    endpoint; the check names the endpoint of most."""
+    endpoint; the check names the endpoint of three in four at least."""
     rng, store, seen = random.Random(29), Store(), {"passed": 0, "found": 0, "unread": 0}
     with listening() as (target, made):
         for _ in range(GENERATED):
@@ -193,7 +200,7 @@ def test_no_generated_request_that_passes_the_check_makes_pyoxigraph_call_out(
             except (SyntaxError, OSError, RuntimeError):
                 pass
             assert made[0] == before, text
-    assert seen["found"] > GENERATED / 2, seen
+    assert seen["found"] >= 0.75 * GENERATED, seen
 
 
 def run(update: str) -> set[str]:

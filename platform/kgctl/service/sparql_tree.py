@@ -14,6 +14,7 @@ kgctl.service.execution.HttpProblem: ... escape \u0022 makes a character that de
 
 from __future__ import annotations
 
+import copy
 import re
 from functools import lru_cache
 
@@ -41,6 +42,11 @@ _UPDATE <<= ParamList("prologue", sparql.Prologue) + Optional(ParamList(
     | sparql.Copy | sparql.Create | sparql.InsertData | sparql.DeleteData
     | sparql.DeleteWhere | _MODIFY) + Optional(";" + _UPDATE))
 _UNIT = Comp("Update", _UPDATE).ignore("#" + rest_of_line)
+# rdflib's SERVICE node searches the text for its own source again, and misses it past a "#" of
+# an IRI or string on its line (taken for a comment): a copy of the grammar with it renamed
+SERVICE, _COPIES = "Service", {}
+_QUERY, _UNIT = copy.deepcopy((sparql.Query, _UNIT), _COPIES)
+_COPIES[id(sparql.ServiceGraphPattern)].set_name(SERVICE)  # deepcopy's memo: id -> copy
 
 
 def _decode(match: re.Match) -> str:
@@ -55,7 +61,7 @@ def _decode(match: re.Match) -> str:
 def _parse(sparql_text: str, update: bool) -> tuple[str, object]:
     try:
         text = _ESCAPE.sub(_decode, sparql_text)
-        grammar = _UNIT if update else sparql.Query
+        grammar = _UNIT if update else _QUERY
         # a comment ends at CR too (pyoxigraph ends it there; rdflib's only at LF)
         return text, grammar.parse_string(text.replace("\r", "\n"), parse_all=True)
     except (ParseBaseException, ValueError, TypeError, RecursionError) as exc:
