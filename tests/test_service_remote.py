@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import pytest
 from pyoxigraph import Store
 
+from kgctl.service import sparql_tree
 from kgctl.service.execution import HttpProblem
 from kgctl.service.federation import check_remote
 from kgctl.service.update_dataset import with_dataset
@@ -98,6 +99,13 @@ RDFS = "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
     (RDFS + "INSERT { ?s ?p ?o } WHERE { SERVICE <T> { ?s rdfs:label ?o } }", True)])
 def test_an_allowed_endpoint_passes(text: str, update: bool) -> None:
     check_remote(text.replace("<T>", f"<{T}>"), (T,), update=update)
+
+
+def test_the_grammar_is_ready_at_import_so_forked_workers_do_not_ready_it() -> None:
+    """pyparsing readies a grammar at its first parse (60-150 ms in each fresh worker, before);
+    a worker is forked from a process that imported the check."""
+    assert sparql_tree._QUERY.streamlined and sparql_tree._UNIT.streamlined
+    check_remote(f"SELECT * {{ SERVICE <{T}> {{ ?s a:b 'c' }} }}", (T,), update=False)
 
 
 @pytest.mark.parametrize("text", [

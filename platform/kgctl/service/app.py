@@ -293,9 +293,7 @@ def run_now(job: Callable[[], T]) -> Future[T]:
 
 
 def problem_headers(exc: HttpProblem) -> dict[str, str] | None:
-    if exc.status == HTTP_UNAUTHORIZED:
-        return {"WWW-Authenticate": 'Bearer realm="kgctl"'}
-    return None
+    return {"WWW-Authenticate": 'Bearer realm="kgctl"'} if exc.status == HTTP_UNAUTHORIZED else None
 
 
 def authorise(authorization: str | None, token: str | None) -> None:

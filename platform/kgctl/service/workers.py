@@ -34,7 +34,6 @@ TICK_S = 0.01  # while a query waits or runs
 STALE_S = 2.0  # /healthz fails once a watchdog step has failed for this long
 START_RETRY_S = 1.0
 PR_SET_PDEATHSIG = 1
-HTTP_SERVER_ERROR = 500
 
 
 def view_path(root: str | Path, generation: int) -> Path:
@@ -56,7 +55,7 @@ def work(channel: socket.socket, views: str, generation: int, config: ServiceCon
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the service, which ends it
     limit = config.worker_memory_mb << 20  # bytes
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    from kgctl.service.app import QUERY_PATHS, create_app, query_reader
+    from kgctl.service.app import HTTP_SERVER_ERROR, QUERY_PATHS, create_app, query_reader
     from kgctl.service.dataset import Dataset
 
     def opened(generation: int) -> tuple[Handler, Callable[[Head, bytes], Reply] | None]:
